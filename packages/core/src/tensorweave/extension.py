@@ -1,0 +1,91 @@
+"""The public extension API: everything a plugin imports to add ops, kernels, devices, passes and transports.
+
+A minimal plugin module::
+
+    from tensorweave.extension import OpDefList, KernelSet, hookimpl
+
+    OPS = OpDefList()
+    SQUARE_PLUS = OPS.define("SquarePlus", inputs=["x: T"], outputs=["y: T"], attrs=["T: floating"],
+                             shape_fn=common_shapes.unchanged_shape)
+
+    KERNELS = KernelSet(device_type="CPU")
+
+    @KERNELS.register("SquarePlus", dtypes=[float32, float64])
+    def _square_plus(x):
+        return x * x + 1
+
+    @hookimpl
+    def tensorweave_register_ops(registrar):
+        registrar.add_ops(OPS)
+
+    @hookimpl
+    def tensorweave_register_kernels(registrar):
+        registrar.add_kernels(KERNELS)
+"""
+
+import pluggy
+
+from tensorweave import dtypes, errors  # noqa: F401 - re-exported for plugins
+from tensorweave.framework import common_shapes  # noqa: F401
+from tensorweave.framework.apply_op import apply_op, create_op  # noqa: F401
+from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, AttrDef, OpDef, OpDefList  # noqa: F401
+from tensorweave.framework.registry import KernelDef, build_from_function
+from tensorweave.framework.tensor_shape import Dimension, TensorShape  # noqa: F401
+from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape  # noqa: F401
+
+hookimpl = pluggy.HookimplMarker("tensorweave")
+
+
+class KernelSet(list):
+    """Kernels of one module for one device type, handed to ``registrar.add_kernels`` in one call."""
+
+    def __init__(self, device_type="CPU", priority=0):
+        super().__init__()
+        self.device_type = device_type
+        self.priority = priority
+
+    def add(self, op_type, compute=None, *, build=None, dtypes=None, priority=None, context=False,  # noqa: A002
+            asynchronous=False, device_type=None, label=""):
+        """Adds ``compute(*inputs, **bound_attrs)`` or ``build(node) -> compute`` for ``op_type``."""
+        if (compute is None) == (build is None):
+            raise TypeError(f"KernelSet.add({op_type!r}): pass exactly one of compute or build=")
+        if dtypes is not None and not isinstance(dtypes, dict):
+            dtypes = {"T": dtypes}
+        kernel = KernelDef(op_type, device_type or self.device_type, build or build_from_function(compute),
+                           dtypes, self.priority if priority is None else priority, context, asynchronous, label)
+        self.append(kernel)
+        return kernel
+
+    def register(self, op_type, **kwargs):
+        """Decorator form of ``add`` for a compute function."""
+        def decorator(fn):
+            self.add(op_type, fn, **kwargs)
+            return fn
+        return decorator
+
+    def register_build(self, op_type, **kwargs):
+        """Decorator form of ``add`` for a ``build(node) -> compute`` function."""
+        def decorator(fn):
+            self.add(op_type, build=fn, **kwargs)
+            return fn
+        return decorator
+
+
+def __getattr__(name):
+    # Runtime classes load lazily so importing the extension API stays cheap.
+    lazy = {
+        "Device": ("tensorweave.runtime.device", "Device"),
+        "DeviceContext": ("tensorweave.runtime.device", "DeviceContext"),
+        "Resource": ("tensorweave.runtime.resources", "Resource"),
+        "ResourceHandle": ("tensorweave.runtime.resources", "ResourceHandle"),
+        "OpContext": ("tensorweave.runtime.step", "OpContext"),
+        "PlanGraph": ("tensorweave.runtime.plan_graph", "PlanGraph"),
+        "PlanNode": ("tensorweave.runtime.plan_graph", "PlanNode"),
+        "register_plugin": ("tensorweave.plugins", "register_plugin"),
+        "DEAD": ("tensorweave.runtime.executor_dataflow", "DEAD"),
+    }
+    if name in lazy:
+        import importlib
+        module, attr = lazy[name]
+        return getattr(importlib.import_module(module), attr)
+    raise AttributeError(f"module 'tensorweave.extension' has no attribute {name!r}")

@@ -1,0 +1,63 @@
+"""Shape functions shared by many ops (as TF's common_shape_fns)."""
+
+from tensorweave.framework import tensor_shape
+from tensorweave.framework.tensor_shape import TensorShape
+
+
+def unchanged_shape(op):
+    """Output 0 has the shape of input 0."""
+    return op.inputs[0].shape
+
+
+def scalar_shape(op):
+    return TensorShape([])
+
+
+def unknown_shape(op):
+    return [TensorShape(None) for _ in op.outputs]
+
+
+def broadcast_shapes(a, b):
+    """NumPy broadcasting of two static shapes; a ValueError names both when they cannot broadcast."""
+    a, b = tensor_shape.as_shape(a), tensor_shape.as_shape(b)
+    if a.ndims is None or b.ndims is None:
+        return TensorShape(None)
+    da, db = a.as_list(), b.as_list()
+    n = max(len(da), len(db))
+    da = [1] * (n - len(da)) + da
+    db = [1] * (n - len(db)) + db
+    out = []
+    for x, y in zip(da, db):
+        if x == 1:
+            out.append(y)
+        elif y == 1:
+            out.append(x)
+        elif x is None or y is None:
+            out.append(x if y is None else y)
+        elif x == y:
+            out.append(x)
+        else:
+            raise ValueError(f"shapes {a} and {b} are incompatible for broadcasting (dimension {x} vs {y})")
+    return TensorShape(out)
+
+
+def broadcast_binary_shape(op):
+    return broadcast_shapes(op.inputs[0].shape, op.inputs[1].shape)
+
+
+def reduced_shape(input_shape, axes, keep_dims):
+    """The shape after reducing ``axes`` (None means all); unknown if axes are unknown."""
+    input_shape = tensor_shape.as_shape(input_shape)
+    if input_shape.ndims is None:
+        return TensorShape(None)
+    rank = input_shape.ndims
+    if axes is None:
+        return TensorShape([1] * rank if keep_dims else [])
+    axes = {int(a) % rank if rank else 0 for a in axes}
+    for a in axes:
+        if not 0 <= a < max(rank, 1):
+            raise ValueError(f"reduction axis {a} is out of range for shape {input_shape}")
+    dims = input_shape.as_list()
+    if keep_dims:
+        return TensorShape([1 if i in axes else d for i, d in enumerate(dims)])
+    return TensorShape([d for i, d in enumerate(dims) if i not in axes])

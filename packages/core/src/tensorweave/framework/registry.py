@@ -1,0 +1,211 @@
+"""The registries plugins fill: op definitions, kernels, device types, graph passes, transports, API modules."""
+
+import functools
+import inspect
+
+from tensorweave import dtypes, errors
+
+
+class OpRegistry:
+    def __init__(self):
+        self._ops = {}
+
+    def add(self, op_def, plugin):
+        existing = self._ops.get(op_def.name)
+        if existing is not None:
+            raise ValueError(f"op {op_def.name!r} is registered twice: by plugin {existing.plugin!r} "
+                             f"and by plugin {plugin!r}; rename one of them")
+        op_def.plugin = plugin
+        self._ops[op_def.name] = op_def
+
+    def get(self, name):
+        return self._ops.get(name)
+
+    def __contains__(self, name):
+        return name in self._ops
+
+    def names(self):
+        return sorted(self._ops)
+
+
+class KernelDef:
+    """One kernel: an op on a device type for some dtypes, with a priority.
+
+    ``build(node)`` returns the compute callable for one node. Plain kernels are called as
+    ``compute(*inputs)``; ``context`` kernels as ``compute(ctx, *inputs)``; ``asynchronous``
+    kernels as ``compute(ctx, done, *inputs)`` and call ``done(outputs)`` or ``done(error)`` later.
+    """
+
+    __slots__ = ("op_type", "device_type", "constraints", "priority", "build", "plugin",
+                 "context", "asynchronous", "label")
+
+    def __init__(self, op_type, device_type, build, constraints=None, priority=0, context=False,
+                 asynchronous=False, label=""):
+        self.op_type = op_type
+        self.device_type = device_type
+        self.build = build
+        self.constraints = {k: frozenset(dtypes.as_dtype(t) for t in v) for k, v in (constraints or {}).items()}
+        self.priority = priority
+        self.context = context or asynchronous
+        self.asynchronous = asynchronous
+        self.label = label
+        self.plugin = None
+
+    def matches(self, attrs):
+        for attr, allowed in self.constraints.items():
+            value = attrs.get(attr)
+            if value is None:
+                continue
+            values = value if isinstance(value, (list, tuple)) else (value,)
+            if any(dtypes.as_dtype(v) not in allowed for v in values):
+                return False
+        return True
+
+    def describe(self):
+        cons = "; ".join(f"{k} in [{', '.join(sorted(t.name for t in v))}]" for k, v in sorted(self.constraints.items()))
+        return f"device='{self.device_type}'" + (f"; {cons}" if cons else "") + f"; priority={self.priority} ({self.plugin})"
+
+
+def build_from_function(fn):
+    """Makes a ``build(node)`` that binds ``fn``'s keyword-only parameters once per node.
+
+    Keyword-only parameters are filled from the node's attrs, or are ``node``, ``device``, or ``xp``
+    (the device's array module: numpy on CPU, cupy on GPU), so one function can serve every device.
+    """
+    params = inspect.signature(fn).parameters
+    bound = [p.name for p in params.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    if not bound:
+        return lambda node: fn
+
+    def build(node):
+        values = {}
+        for name in bound:
+            if name == "node":
+                values[name] = node
+            elif name == "device":
+                values[name] = node.device
+            elif name == "xp":
+                values[name] = node.device.array_module
+            elif name in node.attrs:
+                values[name] = node.attrs[name]
+            elif params[name].default is inspect.Parameter.empty:
+                raise errors.InternalError(None, None, f"kernel {fn.__qualname__} for {node.op_type} wants attr "
+                                           f"{name!r}, which node {node.name!r} does not have")
+        return functools.partial(fn, **values)
+
+    return build
+
+
+class KernelRegistry:
+    def __init__(self):
+        self._kernels = {}
+
+    def add(self, kernel_def, plugin):
+        kernel_def.plugin = plugin
+        self._kernels.setdefault(kernel_def.op_type, []).append(kernel_def)
+
+    def kernels_for(self, op_type):
+        return list(self._kernels.get(op_type, ()))
+
+    def find(self, op_type, device_type, attrs):
+        """The kernel to use, by priority; None if none matches. Ties across plugins raise."""
+        matching = [k for k in self._kernels.get(op_type, ()) if k.device_type == device_type and k.matches(attrs)]
+        if not matching:
+            return None
+        best = max(k.priority for k in matching)
+        top = [k for k in matching if k.priority == best]
+        if len({k.plugin for k in top}) > 1:
+            raise errors.InternalError(None, None, (
+                f"kernels for op {op_type!r} on {device_type} tie at priority {best}: "
+                + ", ".join(f"plugin {k.plugin!r}" for k in top)
+                + ". Kernel choice never depends on load order; give one of them a higher priority."))
+        return top[0]
+
+    def device_types_for(self, op_type, attrs=None):
+        return sorted({k.device_type for k in self._kernels.get(op_type, ()) if attrs is None or k.matches(attrs)})
+
+    def op_types(self):
+        return sorted(self._kernels)
+
+
+class DeviceType:
+    """A kind of device a plugin provides. ``factory(count, config)`` makes this process's devices."""
+
+    __slots__ = ("name", "factory", "priority", "available", "reason", "default_count", "plugin")
+
+    def __init__(self, name, factory, priority=0, available=True, reason="", default_count=1):
+        self.name = name
+        self.factory = factory
+        self.priority = priority
+        self.available = available
+        self.reason = reason
+        self.default_count = default_count
+        self.plugin = None
+
+
+class DeviceRegistry:
+    def __init__(self):
+        self._types = {}
+
+    def add(self, device_type, plugin):
+        existing = self._types.get(device_type.name)
+        if existing is not None:
+            raise ValueError(f"device type {device_type.name!r} is registered twice: by plugin "
+                             f"{existing.plugin!r} and by plugin {plugin!r}")
+        device_type.plugin = plugin
+        self._types[device_type.name] = device_type
+
+    def get(self, name):
+        return self._types.get(name)
+
+    def all(self):
+        """Device types, highest placement priority first."""
+        return sorted(self._types.values(), key=lambda t: (-t.priority, t.name))
+
+
+class GraphPass:
+    __slots__ = ("name", "fn", "order", "plugin", "doc")
+
+    def __init__(self, name, fn, order=100, doc=""):
+        self.name = name
+        self.fn = fn
+        self.order = order
+        self.doc = doc or (fn.__doc__ or "").strip().split("\n")[0]
+        self.plugin = None
+
+
+class NamedRegistry:
+    """Name → object, refusing duplicates; used for passes, transports and API modules."""
+
+    def __init__(self, what):
+        self._what = what
+        self._items = {}
+        self._plugins = {}
+
+    def add(self, name, item, plugin):
+        if name in self._items:
+            raise ValueError(f"{self._what} {name!r} is registered twice: by plugin {self._plugins[name]!r} "
+                             f"and by plugin {plugin!r}")
+        self._items[name] = item
+        self._plugins[name] = plugin
+
+    def get(self, name):
+        return self._items.get(name)
+
+    def plugin_of(self, name):
+        return self._plugins.get(name)
+
+    def items(self):
+        return list(self._items.items())
+
+
+class Registries:
+    """Everything the plugins registered, in one place."""
+
+    def __init__(self):
+        self.ops = OpRegistry()
+        self.kernels = KernelRegistry()
+        self.devices = DeviceRegistry()
+        self.passes = NamedRegistry("graph pass")
+        self.transports = NamedRegistry("transport")
+        self.api = NamedRegistry("API module")

@@ -1,0 +1,109 @@
+"""Array ops: constants, placeholders, identity, and shape manipulation."""
+
+import numpy as np
+
+from tensorweave import dtypes
+from tensorweave.framework import common_shapes, tensor_shape
+from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
+from tensorweave.framework.tensor_conversion import numpy_value
+from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
+
+DEFS = OpDefList()
+
+__all__ = ["constant", "placeholder", "placeholder_with_default", "identity"]
+
+# ---- Const ------------------------------------------------------------------------------------------
+CONST = DEFS.define("Const", outputs=["output: dtype"], attrs=["value: tensor", "dtype: type"],
+                    grad=NOT_DIFFERENTIABLE, doc="A constant tensor; its value is an attr.")
+
+
+@CONST.set_shape_fn
+def _const_shape(op):
+    return tensor_shape.TensorShape(op.get_attr("value").shape)
+
+
+@register_constant_evaluator("Const")
+def _const_value(op, index):
+    return op.get_attr("value")
+
+
+def constant_from_numpy(arr, name="Const"):
+    return apply_op("Const", [], {"value": arr, "dtype": dtypes.as_dtype(arr.dtype)}, name=name)
+
+
+def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
+    """A constant. With ``shape``, a scalar or short list is repeated (its last element) to fill it."""
+    arr = numpy_value(value, dtype)
+    if shape is not None:
+        shape = tensor_shape.as_shape(shape).as_list()
+        n = int(np.prod(shape, dtype=np.int64))
+        if verify_shape and list(arr.shape) != shape:
+            raise TypeError(f"expected constant of shape {shape}, got shape {list(arr.shape)}")
+        if arr.size == n:
+            arr = arr.reshape(shape)
+        elif arr.size == 1 or 0 < arr.size < n:
+            flat = arr.reshape(-1)
+            arr = np.concatenate([flat, np.repeat(flat[-1:], n - flat.size)]).reshape(shape)
+        else:
+            raise ValueError(f"constant value has {arr.size} elements, too many for shape {shape}")
+    return constant_from_numpy(arr, name=name)
+
+
+# ---- Placeholder ------------------------------------------------------------------------------------
+PLACEHOLDER = DEFS.define("Placeholder", outputs=["output: dtype"], attrs=["dtype: type", "shape: shape"],
+                          grad=NOT_DIFFERENTIABLE, doc="A value that must be fed.")
+
+
+@PLACEHOLDER.set_shape_fn
+def _placeholder_shape(op):
+    return op.get_attr("shape")
+
+
+def placeholder(dtype, shape=None, name=None):
+    """A tensor whose value must be fed (``feed_dict``). ``shape`` may have None dimensions."""
+    return apply_op("Placeholder", [], {"dtype": dtypes.as_dtype(dtype),
+                                        "shape": tensor_shape.TensorShape(shape)}, name=name or "Placeholder")
+
+
+PLACEHOLDER_WITH_DEFAULT = DEFS.define(
+    "PlaceholderWithDefault", inputs=["input: dtype"], outputs=["output: dtype"],
+    attrs=["dtype: type", "shape: shape"], doc="Passes its input through unless fed.")
+
+
+@PLACEHOLDER_WITH_DEFAULT.set_shape_fn
+def _pwd_shape(op):
+    return op.get_attr("shape")
+
+
+@PLACEHOLDER_WITH_DEFAULT.set_gradient
+def _pwd_grad(op, grad):
+    return [grad]
+
+
+def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TF's argument name
+    from tensorweave.framework.tensor_conversion import convert_to_tensor
+    value = convert_to_tensor(input)
+    shape = tensor_shape.as_shape(shape)
+    if not shape.is_compatible_with(value.shape):
+        raise ValueError(f"default value of shape {value.shape} is not compatible with shape {shape}")
+    return apply_op("PlaceholderWithDefault", [value], {"shape": shape}, name=name or "PlaceholderWithDefault")
+
+
+# ---- Identity ---------------------------------------------------------------------------------------
+IDENTITY = DEFS.define("Identity", inputs=["input: T"], outputs=["output: T"], attrs=["T: any"],
+                       shape_fn=common_shapes.unchanged_shape, doc="Returns its input.")
+
+
+@IDENTITY.set_gradient
+def _identity_grad(op, grad):
+    return [grad]
+
+
+@register_constant_evaluator("Identity")
+def _identity_value(op, index):
+    return constant_value(op.inputs[0])
+
+
+def identity(input, name=None):  # noqa: A002
+    return apply_op("Identity", [input], name=name or "Identity")

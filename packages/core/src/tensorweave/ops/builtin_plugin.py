@@ -1,0 +1,30 @@
+"""The core registers its own ops (and the runtime's device-independent kernels) through the public hooks."""
+
+import importlib
+
+from tensorweave.extension import hookimpl
+
+OP_MODULES = (
+    "tensorweave.ops.array_ops",
+    "tensorweave.ops.control_flow_ops",
+    "tensorweave.ops.data_flow_ops",
+    "tensorweave.ops.io_ops",
+    "tensorweave.ops.logging_ops",
+    "tensorweave.ops.math_ops",
+    "tensorweave.ops.nn_ops",
+    "tensorweave.ops.random_ops",
+    "tensorweave.ops.state_ops",
+    "tensorweave.runtime.internal_ops",
+)
+
+
+@hookimpl
+def tensorweave_register_ops(registrar):
+    for name in OP_MODULES:
+        registrar.add_ops(importlib.import_module(name).DEFS)
+
+
+@hookimpl
+def tensorweave_register_kernels(registrar):
+    importlib.import_module("tensorweave.runtime.internal_ops").register_kernels(registrar)
+    importlib.import_module("tensorweave.ops.control_flow_ops").register_kernels(registrar)

@@ -1,0 +1,3 @@
+"""scan, map_fn, foldl and foldr, built on while_loop."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""Variable initializers."""
+
+__all__ = []

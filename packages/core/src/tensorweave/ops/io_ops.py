@@ -1,0 +1,7 @@
+"""Save and Restore ops for checkpoints."""
+
+from tensorweave.framework.op_def import OpDefList
+
+DEFS = OpDefList()
+
+__all__ = []

@@ -1,0 +1,7 @@
+"""Print and Assert ops."""
+
+from tensorweave.framework.op_def import OpDefList
+
+DEFS = OpDefList()
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""Python operators on tensors (+ - * / // % ** @, comparisons, indexing)."""
+
+__all__ = []

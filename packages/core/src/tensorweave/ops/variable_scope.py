@@ -1,0 +1,3 @@
+"""get_variable and variable_scope."""
+
+__all__ = []

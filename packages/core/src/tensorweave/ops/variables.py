@@ -1,0 +1,3 @@
+"""tf.Variable and the variable collections and initializers."""
+
+__all__ = []

@@ -1,0 +1,402 @@
+"""The dataflow executor: TF's algorithm for partitions with control flow or inter-op parallelism.
+
+Nodes run when their inputs arrive, per (frame, iteration). Switch sends a value to one output and a
+dead marker to the other; deadness propagates through ops; Merge forwards its first live input;
+Enter moves a value into a child frame (a loop), NextIteration into the next iteration, Exit back to
+the parent frame. At most ``parallel_iterations`` iterations of a frame are active at once.
+Independent ready nodes run on a thread pool when ``num_threads`` > 1. A step ends when nothing is
+ready or running; each value is dropped once its consumer has taken it.
+"""
+
+import collections
+import threading
+import time
+
+import numpy as np
+
+from tensorweave import errors
+from tensorweave.runtime.executor_linear import is_multi_output
+from tensorweave.runtime.kernels import instantiate, wrap_error
+from tensorweave.runtime.step import OpContext
+
+
+class _Dead:
+    """The marker a dead tensor carries (the untaken side of a Switch and everything after it)."""
+
+    def __repr__(self):
+        return "DEAD"
+
+
+DEAD = _Dead()
+_FORWARDING = ("enter", "exit", "next_iteration", "loop_cond")
+
+
+class _Item:
+    """Static facts about one node, computed once per plan."""
+
+    __slots__ = ("node", "index", "kernel_def", "compute", "role", "num_data_inputs", "num_control_inputs",
+                 "out_edges", "control_out", "multi", "is_constant_enter", "frame_name", "parallel_iterations",
+                 "transfer")
+
+
+class _IterState:
+    __slots__ = ("pending", "dead", "inputs", "merge_live", "merge_done", "outstanding_ops", "outstanding_frames")
+
+    def __init__(self):
+        self.pending = {}
+        self.dead = {}
+        self.inputs = {}
+        self.merge_live = {}
+        self.merge_done = set()
+        self.outstanding_ops = 0
+        self.outstanding_frames = 0
+
+
+class _Frame:
+    __slots__ = ("frame_id", "name", "parent", "parent_iter", "max_parallel", "iterations", "iteration_count",
+                 "num_outstanding_iterations", "num_pending_inputs", "inv_values", "dead_exits",
+                 "next_iter_roots", "children")
+
+    def __init__(self, name, parent, parent_iter, max_parallel, num_pending_inputs):
+        self.name = name
+        self.parent = parent
+        self.parent_iter = parent_iter
+        self.frame_id = "" if parent is None else f"{parent.frame_id}/{name};{parent_iter}"
+        self.max_parallel = max(1, max_parallel)
+        self.iterations = {0: _IterState()}
+        self.iteration_count = 0
+        self.num_outstanding_iterations = 1
+        self.num_pending_inputs = num_pending_inputs
+        self.inv_values = []
+        self.dead_exits = []
+        self.next_iter_roots = []
+        self.children = {}
+
+
+class DataflowExecutor:
+    kind = "dataflow"
+
+    def __init__(self, nodes, device, device_mgr, registries, config=None, num_threads=1, pool=None):
+        self.device = device
+        self.num_threads = num_threads
+        self.pool = pool
+        self.items = []
+        by_id = {}
+        for i, node in enumerate(nodes):
+            item = _Item()
+            item.node, item.index = node, i
+            item.role = {"_Arg": "arg", "_Retval": "retval"}.get(node.op_type, node.op_def.executor_role)
+            item.kernel_def = item.compute = None
+            if item.role in (None,):
+                item.kernel_def, item.compute = instantiate(node, device, device_mgr, registries, config)
+            item.num_data_inputs = len(node.inputs)
+            item.num_control_inputs = len(node.control_inputs)
+            item.out_edges = [[] for _ in range(node.num_outputs)]
+            item.control_out = []
+            item.multi = is_multi_output(node.op_def)
+            item.transfer = node.op_type == "_Send"  # a Send runs even when dead, to tell its Recv
+            item.is_constant_enter = item.role == "enter" and bool(node.attrs.get("is_constant", False))
+            item.frame_name = node.attrs.get("frame_name") if item.role == "enter" else None
+            item.parallel_iterations = node.attrs.get("parallel_iterations", 10) if item.role == "enter" else 0
+            by_id[id(node)] = item
+            self.items.append(item)
+        for item in self.items:
+            for slot, (src, out) in enumerate(item.node.inputs):
+                by_id[id(src)].out_edges[out].append((item, slot))
+            for c in item.node.control_inputs:
+                by_id[id(c)].control_out.append(item)
+        self.roots = [it for it in self.items if not it.num_data_inputs and not it.num_control_inputs]
+        self.enters_per_frame = collections.Counter(it.frame_name for it in self.items if it.role == "enter")
+        self.parallel_per_frame = {it.frame_name: it.parallel_iterations for it in self.items if it.role == "enter"}
+
+    def run(self, step, feeds, results):
+        _Run(self, step, feeds, results).execute()
+
+
+class _Run:
+    """The dynamic state of one step through one partition."""
+
+    def __init__(self, ex, step, feeds, results):
+        self.ex = ex
+        self.step = step
+        self.feeds = feeds
+        self.results = results
+        self.filled = [False] * len(results)
+        self.cv = threading.Condition(threading.RLock())
+        self.ready = collections.deque()
+        self.in_flight = 0
+        self.error = None
+        self.root = _Frame("", None, 0, 1, 0)
+
+    # ---- driving ----------------------------------------------------------------------
+    def execute(self):
+        with self.cv:
+            for item in self.ex.roots:
+                self._schedule(item, self.root, 0, False, [])
+        helpers = []
+        if self.ex.num_threads > 1 and self.ex.pool is not None:
+            helpers = [self.ex.pool.submit(self._drain) for _ in range(self.ex.num_threads - 1)]
+        self._drain()
+        for h in helpers:
+            h.result()
+        if self.error is not None:
+            raise self.error
+        for item in self.ex.items:
+            if item.role == "retval" and not self.filled[item.node.attrs["index"]]:
+                src = item.node.inputs[0][0]
+                raise errors.InvalidArgumentError(None, item.node.source, (
+                    f"fetch {item.node.source.name if item.node.source else item.node.name} was never computed: "
+                    f"its producer {src.name!r} ({src.op_type}) never ran. This happens when a loop or Merge "
+                    f"never receives a live input; check the control-flow construction."))
+
+    def _drain(self):
+        while True:
+            with self.cv:
+                while not self.ready and self.in_flight > 0:
+                    self.cv.wait()
+                if not self.ready:
+                    self.cv.notify_all()
+                    return
+                entry = self.ready.popleft()
+            self._process(entry)
+
+    def _schedule(self, item, frame, it, dead, inputs):
+        frame.iterations[it].outstanding_ops += 1
+        self.in_flight += 1
+        self.ready.append((item, frame, it, dead, inputs))
+        self.cv.notify()
+
+    # ---- running one node --------------------------------------------------------------
+    def _process(self, entry):
+        item, frame, it, dead, inputs = entry
+        if self.error is not None:
+            self._complete(entry, None)
+            return
+        role = item.role
+        stats = self.step.stats
+        start = time.perf_counter() if stats is not None else 0.0
+        try:
+            if dead and not item.transfer:
+                if role == "retval":
+                    self._store_result(item, DEAD)
+                outputs = [DEAD] * item.node.num_outputs
+            elif role is None:
+                if item.kernel_def.asynchronous:
+                    ctx = OpContext(self.step, item.node, self.ex.device, frame.frame_id, it)
+                    item.compute(ctx, lambda result: self._async_done(entry, result, start), *inputs)
+                    return
+                if item.kernel_def.context:
+                    out = item.compute(OpContext(self.step, item.node, self.ex.device, frame.frame_id, it), *inputs)
+                else:
+                    out = item.compute(*inputs)
+                outputs = [] if not item.node.num_outputs else (list(out) if item.multi else [out])
+            elif role == "switch":
+                outputs = [DEAD, inputs[0]] if bool(inputs[1]) else [inputs[0], DEAD]
+            elif role == "merge" or role in _FORWARDING:
+                outputs = inputs
+            elif role == "arg":
+                outputs = [self.ex.device.from_host(self.feeds[item.node.attrs["index"]])]
+            else:  # retval
+                self._store_result(item, inputs[0])
+                outputs = []
+        except Exception as exc:
+            self._fail(wrap_error(item.node, exc))
+            self._complete(entry, None)
+            return
+        if stats is not None:
+            stats.record(item.node, self.ex.device.name, start, time.perf_counter(), threading.get_ident(), outputs)
+        self._complete(entry, outputs)
+
+    def _async_done(self, entry, result, start):
+        item = entry[0]
+        if isinstance(result, BaseException):
+            self._fail(wrap_error(item.node, result))
+            self._complete(entry, None)
+            return
+        outputs = [] if not item.node.num_outputs else (list(result) if item.multi else [result])
+        if self.step.stats is not None:
+            self.step.stats.record(item.node, self.ex.device.name, start, time.perf_counter(),
+                                   threading.get_ident(), outputs)
+        self._complete(entry, outputs)
+
+    def _store_result(self, item, value):
+        if value is DEAD:
+            name = item.node.source.name if item.node.source is not None else item.node.name
+            raise errors.InvalidArgumentError(None, item.node.source, (
+                f"the fetched tensor from {name!r} is dead: it lies on the untaken branch of a Switch "
+                f"(tf.cond) in this step, so it has no value. Fetch the cond's output instead."))
+        idx = item.node.attrs["index"]
+        self.results[idx] = self.ex.device.to_host(value)
+        self.filled[idx] = True
+
+    def _fail(self, error):
+        with self.cv:
+            if self.error is None:
+                self.error = error
+        self.step.cancel(error)
+
+    def _complete(self, entry, outputs):
+        item, frame, it, dead, _ = entry
+        with self.cv:
+            if outputs is not None and self.error is None:
+                self._propagate(item, frame, it, outputs, dead)
+            self._decrement(frame, it)
+            self.in_flight -= 1
+            if self.in_flight == 0 or self.ready:
+                self.cv.notify_all()
+
+    # ---- frames and iterations (called with the lock held) ----------------------------------
+    def _propagate(self, item, frame, it, outputs, node_dead):
+        role = item.role
+        if role == "enter":
+            child = frame.children.get((item.frame_name, it))
+            if child is None:
+                child = _Frame(item.frame_name, frame, it, self.ex.parallel_per_frame[item.frame_name],
+                               self.ex.enters_per_frame[item.frame_name])
+                frame.children[(item.frame_name, it)] = child
+                frame.iterations[it].outstanding_frames += 1
+            if item.is_constant_enter:
+                child.inv_values.append((item, outputs, node_dead))
+                for i in list(child.iterations):
+                    self._activate(item, outputs, node_dead, child, i)
+            else:
+                self._activate(item, outputs, node_dead, child, 0)
+            child.num_pending_inputs -= 1
+            if 0 in child.iterations and child.iterations[0].outstanding_ops == 0:
+                self._cleanup(child, 0)
+        elif role == "exit":
+            if outputs[0] is DEAD:
+                if it == frame.iteration_count:
+                    frame.dead_exits.append(item)
+            else:
+                self._activate(item, outputs, False, frame.parent, frame.parent_iter)
+        elif role == "next_iteration":
+            if outputs[0] is DEAD:
+                return  # deadness does not cross iterations
+            if it == frame.iteration_count and frame.num_outstanding_iterations >= frame.max_parallel:
+                frame.next_iter_roots.append((item, outputs))
+            else:
+                if it == frame.iteration_count:
+                    self._increment_iteration(frame)
+                self._activate(item, outputs, False, frame, it + 1)
+        else:
+            self._activate(item, outputs, node_dead, frame, it)
+
+    def _activate(self, item, outputs, node_dead, frame, it):
+        st = frame.iterations[it]
+        for slot, edges in enumerate(item.out_edges):
+            value = outputs[slot]
+            is_dead = value is DEAD
+            for dst, dst_slot in edges:
+                if dst.role == "merge":
+                    self._merge_input(dst, st, frame, it, value, dst_slot, is_dead, from_enter=item.role == "enter")
+                    continue
+                key = dst.index
+                pending = st.pending.get(key)
+                if pending is None:
+                    pending = dst.num_data_inputs + dst.num_control_inputs
+                    st.inputs[key] = [None] * dst.num_data_inputs
+                st.inputs[key][dst_slot] = value
+                if is_dead:
+                    st.dead[key] = st.dead.get(key, 0) + 1
+                self._arrive(dst, st, frame, it, pending - 1)
+        for dst in item.control_out:
+            if dst.role == "merge":
+                key = dst.index
+                pending = st.pending.get(key, dst.num_control_inputs) - 1
+                st.pending[key] = pending
+                self._maybe_fire_merge(dst, st, frame, it, from_enter=False, last_dead=False)
+                continue
+            key = dst.index
+            pending = st.pending.get(key)
+            if pending is None:
+                pending = dst.num_data_inputs + dst.num_control_inputs
+                st.inputs[key] = [None] * dst.num_data_inputs
+            if node_dead:
+                st.dead[key] = st.dead.get(key, 0) + 1
+            self._arrive(dst, st, frame, it, pending - 1)
+
+    def _arrive(self, dst, st, frame, it, pending):
+        key = dst.index
+        if pending:
+            st.pending[key] = pending
+            return
+        st.pending.pop(key, None)
+        dead = st.dead.pop(key, 0) > 0
+        self._schedule(dst, frame, it, dead, st.inputs.pop(key))
+
+    def _merge_input(self, dst, st, frame, it, value, slot, is_dead, from_enter):
+        key = dst.index
+        if key in st.merge_done:
+            return
+        if key not in st.pending:
+            st.pending[key] = dst.num_control_inputs
+        if is_dead:
+            st.dead[key] = st.dead.get(key, 0) + 1
+        elif key not in st.merge_live:
+            st.merge_live[key] = (value, slot)
+        self._maybe_fire_merge(dst, st, frame, it, from_enter, is_dead)
+
+    def _maybe_fire_merge(self, dst, st, frame, it, from_enter, last_dead):
+        key = dst.index
+        if key in st.merge_done or st.pending.get(key, dst.num_control_inputs) > 0:
+            return
+        live = st.merge_live.get(key)
+        if live is not None:
+            inputs, dead = [live[0], np.int32(live[1])], False
+        elif st.dead.get(key, 0) >= dst.num_data_inputs or (from_enter and last_dead):
+            inputs, dead = [DEAD, DEAD], True
+        else:
+            return
+        st.merge_done.add(key)
+        st.merge_live.pop(key, None)
+        st.dead.pop(key, None)
+        self._schedule(dst, frame, it, dead, inputs)
+
+    def _increment_iteration(self, frame):
+        frame.iteration_count += 1
+        n = frame.iteration_count
+        frame.iterations[n] = _IterState()
+        frame.num_outstanding_iterations += 1
+        frame.dead_exits = []
+        deferred, frame.next_iter_roots = frame.next_iter_roots, []
+        for item, outputs in deferred:
+            self._activate(item, outputs, False, frame, n)
+        for item, outputs, dead in frame.inv_values:
+            self._activate(item, outputs, dead, frame, n)
+
+    def _decrement(self, frame, it):
+        st = frame.iterations[it]
+        st.outstanding_ops -= 1
+        if st.outstanding_ops == 0:
+            self._cleanup(frame, it)
+
+    def _iteration_done(self, frame, it):
+        st = frame.iterations.get(it)
+        if st is None or st.outstanding_ops or st.outstanding_frames:
+            return False
+        if it == 0:
+            return frame.num_pending_inputs == 0
+        return (it - 1) not in frame.iterations
+
+    def _cleanup(self, frame, it):
+        if frame.parent is None:
+            return
+        while it <= frame.iteration_count and self._iteration_done(frame, it):
+            del frame.iterations[it]
+            frame.num_outstanding_iterations -= 1
+            it += 1
+            if frame.next_iter_roots:
+                self._increment_iteration(frame)
+        if frame.num_pending_inputs == 0 and frame.num_outstanding_iterations == 0:
+            self._delete_frame(frame)
+
+    def _delete_frame(self, frame):
+        parent, pit = frame.parent, frame.parent_iter
+        for item in frame.dead_exits:
+            self._activate(item, [DEAD] * item.node.num_outputs, True, parent, pit)
+        del parent.children[(frame.name, pit)]
+        st = parent.iterations[pit]
+        st.outstanding_frames -= 1
+        if st.outstanding_ops == 0 and st.outstanding_frames == 0:
+            self._cleanup(parent, pit)

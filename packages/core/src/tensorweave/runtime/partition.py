@@ -1,0 +1,92 @@
+"""Splits a placed PlanGraph per device, turning each cross-device edge into a _Send/_Recv pair.
+
+One transfer per (tensor, destination device) however many consumers it has there; control edges
+cross devices as a token. Every partition keeps the order of one global topological order.
+"""
+
+from tensorweave import dtypes
+from tensorweave.runtime.plan_graph import PlanNode
+
+
+def partition(graph, order, device_mgr, compress=""):
+    """Returns {device name: [nodes in execution order]} with transfers inserted."""
+    device_of = {id(n): n.device for n in graph.nodes}
+    sends = {}
+    recvs = {}
+    after = {}  # id(node) -> nodes to run right after it (its Sends)
+    before = {}  # id(node) -> nodes to run right before it (its Recvs)
+
+    def transfer(src, slot, dst_device, first_consumer, control=False):
+        key = (id(src), "ctrl" if control else slot, dst_device)
+        if key in recvs:
+            return recvs[key]
+        src_device = device_mgr.lookup(src.device) if _is_local(src.device, device_mgr) else None
+        incarnation = src_device.incarnation if src_device is not None else 0
+        tensor_name = f"{src.name}:{'ctrl' if control else slot}"
+        attrs = {"tensor_name": tensor_name, "send_device": src.device, "send_device_incarnation": incarnation,
+                 "recv_device": dst_device}
+        if control:
+            token = PlanNode(graph.unique_name(f"{src.name}/_ctrl_token"), "_ControlToken", {}, [], [src],
+                             [dtypes.bool])
+            token.device = src.device
+            graph.add(token)
+            after.setdefault(id(src), []).append(token)
+            value_src, dtype = (token, 0), dtypes.bool
+        else:
+            value_src, dtype = (src, slot), src.output_dtypes[slot]
+        scheme = compress if dtype is dtypes.float32 else ""
+        send = PlanNode(graph.unique_name(f"{src.name}/_send_{slot}_to_{_short(dst_device)}"), "_Send",
+                        dict(attrs, T=dtype, compress=scheme), [value_src], [], [])
+        recv = PlanNode(graph.unique_name(f"{src.name}/_recv_{slot}_on_{_short(dst_device)}"), "_Recv",
+                        dict(attrs, tensor_type=dtype, compress=scheme), [], [], [dtype],
+                        [src.output_shapes[slot] if not control else None])
+        send.device, recv.device = src.device, dst_device
+        send.source = recv.source = src.source
+        graph.add(send)
+        graph.add(recv)
+        after.setdefault(id(value_src[0]), []).append(send)
+        before.setdefault(id(first_consumer), []).append(recv)
+        sends[key] = send
+        recvs[key] = recv
+        return recv
+
+    for node in order:
+        for pos, (src, slot) in enumerate(node.inputs):
+            if device_of[id(src)] != node.device:
+                node.inputs[pos] = (transfer(src, slot, node.device, node), 0)
+        new_controls = []
+        for c in node.control_inputs:
+            if device_of[id(c)] != node.device:
+                new_controls.append(transfer(c, 0, node.device, node, control=True))
+            else:
+                new_controls.append(c)
+        node.control_inputs = new_controls
+
+    parts = {}
+    emitted = set()
+
+    def emit(n):
+        if id(n) in emitted:
+            return
+        for r in before.get(id(n), ()):
+            emit(r)
+        emitted.add(id(n))
+        parts.setdefault(n.device, []).append(n)
+        for s in after.get(id(n), ()):
+            emit(s)
+
+    for node in order:
+        emit(node)
+    return parts
+
+
+def _is_local(name, device_mgr):
+    try:
+        device_mgr.lookup(name)
+        return True
+    except Exception:
+        return False
+
+
+def _short(device_name):
+    return device_name.rsplit("/", 1)[-1].replace(":", "_") if device_name else "dev"

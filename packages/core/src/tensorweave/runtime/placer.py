@@ -1,0 +1,131 @@
+"""The placer: assigns every node of a PlanGraph to a device.
+
+It honours explicit device requests (partial specs allowed), colocation groups (``colocate_with``,
+and every op that uses a resource sits with the resource), kernel availability per device and
+dtype, soft placement, and earlier placements of stateful ops. Among the devices left, an
+unconstrained group goes where ``choose`` says (the cost model when one is installed, else the
+preferred device type).
+"""
+
+import sys
+
+from tensorweave import dtypes, errors
+from tensorweave.framework.device_spec import DeviceSpec
+from tensorweave.runtime.kernels import find_kernel_def, no_kernel_error
+
+_ANYWHERE = ("arg", "retval", "switch", "merge", "enter", "exit", "next_iteration", "loop_cond")
+
+
+class _UnionFind:
+    def __init__(self):
+        self.parent = {}
+
+    def find(self, x):
+        root = x
+        while self.parent.get(root, root) != root:
+            root = self.parent[root]
+        while self.parent.get(x, x) != root:
+            self.parent[x], x = root, self.parent[x]
+        return root
+
+    def union(self, a, b):
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+
+def colocation_groups(graph):
+    """Lists of nodes that must share a device."""
+    uf = _UnionFind()
+    for n in graph.nodes:
+        uf.find(id(n))
+        for group in n.attrs.get("_class", ()):
+            uf.union(id(n), ("loc", group))
+        uf.union(id(n), ("loc", f"loc:@{n.name}"))
+        for src, slot in n.inputs:
+            if src.output_dtypes[slot] is dtypes.resource and n.role not in _ANYWHERE:
+                uf.union(id(n), id(src))
+    groups = {}
+    for n in graph.nodes:
+        groups.setdefault(uf.find(id(n)), []).append(n)
+    return list(groups.values())
+
+
+def has_kernel(registries, node, device_type):
+    if node.role in _ANYWHERE or node.op_type in ("_Arg", "_Retval"):
+        return True
+    return find_kernel_def(registries, node, device_type) is not None
+
+
+def place(graph, device_mgr, registries, config=None, sticky=None, choose=None):
+    """Sets ``node.device`` for every node. ``sticky`` maps op names to earlier devices (kept)."""
+    sticky = {} if sticky is None else sticky
+    soft = bool(config and config.allow_soft_placement)
+    host = device_mgr.host_device()
+    for group in colocation_groups(graph):
+        if all(n.op_type in ("_Arg", "_Retval") for n in group):
+            for n in group:
+                n.device = host.name if host else ""
+            continue
+        candidates = _candidates(group, device_mgr, registries, soft)
+        previous = [sticky[n.name] for n in group if n.name in sticky]
+        chosen = next((d for d in candidates if d.name in previous), None)
+        if chosen is None:
+            chosen = choose(group, candidates) if choose is not None and len(candidates) > 1 else candidates[0]
+        for n in group:
+            n.device = chosen.name
+            if n.is_stateful:
+                sticky[n.name] = chosen.name
+    if config is not None and config.log_device_placement:
+        for n in graph.nodes:
+            if n.op_type not in ("_Arg", "_Retval"):
+                print(f"{n.name}: ({n.op_type}): {n.device}", file=sys.stderr)
+
+
+def _candidates(group, device_mgr, registries, soft):
+    spec = DeviceSpec()
+    explicit = None
+    for n in group:
+        if not n.requested_device:
+            continue
+        req = DeviceSpec.from_string(n.requested_device)
+        if not spec.is_compatible_with(req):
+            if not soft:
+                raise errors.InvalidArgumentError(None, n.source, (
+                    f"cannot colocate op {n.name!r} ({n.op_type}) requested on {n.requested_device!r} with "
+                    f"{explicit.name!r} requested on {explicit.requested_device!r}: they are in one colocation "
+                    f"group (colocate_with, or a shared resource). Make the requests agree, or set "
+                    f"allow_soft_placement=True."))
+            continue
+        spec.merge_from(req)
+        explicit = explicit or n
+    devices = device_mgr.matching(spec)
+    ok = [d for d in devices if all(has_kernel(registries, n, d.device_type) for n in group)]
+    if ok:
+        return ok
+    everywhere = [d for d in device_mgr.matching(DeviceSpec(spec.job, spec.replica, spec.task))
+                  if all(has_kernel(registries, n, d.device_type) for n in group)]
+    if soft and everywhere:
+        return everywhere
+    if not devices and explicit is not None:
+        with_kernel = ", ".join(d.name for d in everywhere) or "none"
+        raise errors.InvalidArgumentError(None, explicit.source, (
+            f"cannot assign a device for operation {explicit.name!r} ({explicit.op_type}): it was explicitly "
+            f"requested on {explicit.requested_device!r}, but no such device exists here. Devices: "
+            f"{', '.join(device_mgr.names()) or 'none'}. Devices with a kernel for it: {with_kernel}. "
+            f"Change the tf.device() scope, or set ConfigProto(allow_soft_placement=True). "
+            f"Op created at {explicit.where()}."))
+    missing = next(n for n in group if not any(has_kernel(registries, n, d.device_type) for d in devices)) \
+        if devices else group[0]
+    if explicit is not None and everywhere:
+        raise errors.InvalidArgumentError(None, missing.source, (
+            f"cannot assign a device for operation {missing.name!r} ({missing.op_type}): the requested device "
+            f"{spec.to_string()!r} has no kernel for it"
+            + (f" (with dtypes {_type_attrs(missing)})" if _type_attrs(missing) else "")
+            + f". Devices with a kernel for it: {', '.join(d.name for d in everywhere)}. Change the "
+            f"tf.device() scope or set ConfigProto(allow_soft_placement=True). Op created at {missing.where()}."))
+    raise no_kernel_error(registries, missing, device_mgr)
+
+
+def _type_attrs(node):
+    return {k: v.name for k, v in node.attrs.items() if isinstance(v, dtypes.DType)}

@@ -1,0 +1,21 @@
+"""``tf.train``: optimizers, learning-rate schedules, checkpoints, input pipelines, session hooks,
+and distributed training (cluster, servers, device setters, synchronous replicas)."""
+
+from tensorweave.train.adagrad import *  # noqa: F401,F403
+from tensorweave.train.adam import *  # noqa: F401,F403
+from tensorweave.train.basic_session_run_hooks import *  # noqa: F401,F403
+from tensorweave.train.checkpoint_management import *  # noqa: F401,F403
+from tensorweave.train.coordinator import *  # noqa: F401,F403
+from tensorweave.train.device_setter import *  # noqa: F401,F403
+from tensorweave.train.gradient_descent import *  # noqa: F401,F403
+from tensorweave.train.input import *  # noqa: F401,F403
+from tensorweave.train.learning_rate_decay import *  # noqa: F401,F403
+from tensorweave.train.momentum import *  # noqa: F401,F403
+from tensorweave.train.monitored_session import *  # noqa: F401,F403
+from tensorweave.train.optimizer import *  # noqa: F401,F403
+from tensorweave.train.queue_runner import *  # noqa: F401,F403
+from tensorweave.train.rmsprop import *  # noqa: F401,F403
+from tensorweave.train.saver import *  # noqa: F401,F403
+from tensorweave.train.server_lib import *  # noqa: F401,F403
+from tensorweave.train.sync_replicas_optimizer import *  # noqa: F401,F403
+from tensorweave.train.training_util import *  # noqa: F401,F403

@@ -1,0 +1,3 @@
+"""tf.train: adagrad."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""tf.train: adam."""
+
+__all__ = []

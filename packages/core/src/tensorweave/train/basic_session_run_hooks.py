@@ -1,0 +1,3 @@
+"""tf.train: basic_session_run_hooks."""
+
+__all__ = []

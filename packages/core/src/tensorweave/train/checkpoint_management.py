@@ -1,0 +1,3 @@
+"""tf.train: checkpoint_management."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""tf.train: coordinator."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""tf.train: device_setter."""
+
+__all__ = []

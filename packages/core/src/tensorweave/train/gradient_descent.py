@@ -1,0 +1,3 @@
+"""tf.train: gradient_descent."""
+
+__all__ = []

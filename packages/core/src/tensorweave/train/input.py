@@ -1,0 +1,3 @@
+"""tf.train: input."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""tf.train: learning_rate_decay."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""tf.train: momentum."""
+
+__all__ = []

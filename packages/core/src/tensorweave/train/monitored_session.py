@@ -1,0 +1,3 @@
+"""tf.train: monitored_session."""
+
+__all__ = []

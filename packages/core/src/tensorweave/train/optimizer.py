@@ -1,0 +1,3 @@
+"""tf.train: optimizer."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""tf.train: queue_runner."""
+
+__all__ = []

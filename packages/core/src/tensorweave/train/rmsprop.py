@@ -1,0 +1,3 @@
+"""tf.train: rmsprop."""
+
+__all__ = []

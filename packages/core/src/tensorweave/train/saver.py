@@ -1,0 +1,3 @@
+"""tf.train: saver."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""tf.train: server_lib."""
+
+__all__ = []

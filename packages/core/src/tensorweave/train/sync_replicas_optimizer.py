@@ -1,0 +1,3 @@
+"""tf.train: sync_replicas_optimizer."""
+
+__all__ = []

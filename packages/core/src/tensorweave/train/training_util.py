@@ -1,0 +1,3 @@
+"""tf.train: training_util."""
+
+__all__ = []

@@ -1,0 +1,1 @@
+"""Numpy kernels, one module per op family."""

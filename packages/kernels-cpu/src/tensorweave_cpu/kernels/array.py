@@ -1,0 +1,31 @@
+"""CPU kernels for array ops."""
+
+from tensorweave import errors
+from tensorweave.extension import KernelSet
+
+KERNELS = KernelSet("CPU")
+
+
+@KERNELS.register_build("Const")
+def _const(node):
+    value = node.attrs["value"]
+    return lambda: value
+
+
+@KERNELS.register_build("Placeholder")
+def _placeholder(node):
+    def fail():
+        raise errors.InvalidArgumentError(None, node.source, (
+            f"You must feed a value for placeholder tensor {node.name!r} with dtype "
+            f"{node.attrs['dtype'].name}"))
+    return fail
+
+
+@KERNELS.register("PlaceholderWithDefault")
+def _placeholder_with_default(x):
+    return x
+
+
+@KERNELS.register("Identity")
+def _identity(x):
+    return x

@@ -1,0 +1,29 @@
+"""The plugin entry point: registers the CPU device type and every CPU kernel module."""
+
+import importlib
+
+from tensorweave.extension import hookimpl
+
+from tensorweave_cpu.device import cpu_device_factory
+
+KERNEL_MODULES = (
+    "tensorweave_cpu.kernels.array",
+    "tensorweave_cpu.kernels.data_flow",
+    "tensorweave_cpu.kernels.io",
+    "tensorweave_cpu.kernels.math",
+    "tensorweave_cpu.kernels.nn",
+    "tensorweave_cpu.kernels.random",
+    "tensorweave_cpu.kernels.state",
+    "tensorweave_cpu.kernels.training",
+)
+
+
+@hookimpl
+def tensorweave_register_devices(registrar):
+    registrar.add_device_type("CPU", cpu_device_factory, priority=0, default_count=1)
+
+
+@hookimpl
+def tensorweave_register_kernels(registrar):
+    for name in KERNEL_MODULES:
+        registrar.add_kernels(importlib.import_module(name).KERNELS)
