@@ -14,6 +14,7 @@ OP_MODULES = (
     "tensorweave.ops.nn_ops",
     "tensorweave.ops.random_ops",
     "tensorweave.ops.state_ops",
+    "tensorweave.ops.training_ops",
     "tensorweave.runtime.internal_ops",
 )
 
