@@ -41,9 +41,22 @@ def check_op(tf_fn, np_fn, shapes, dtypes=("float32", "float64"), rtol=None, ato
                 with tf.Session(graph=graph, config=config) as sess:
                     got = sess.run(out, dict(zip(phs, arrays)))
             want = np_fn(*arrays, **kwargs)
-            _compare(got, want, dt, rtol, atol, f"dtype={dt.name}, input shapes={[a.shape for a in arrays]}")
+            where = f"dtype={dt.name}, input shapes={[a.shape for a in arrays]}"
+            _check_dtypes(got, out, where)
+            _compare(got, want, dt, rtol, atol, where)
             cases += 1
     return cases
+
+
+def _check_dtypes(got, out, where):
+    """A kernel must return exactly the dtype its op declares."""
+    if isinstance(out, (list, tuple)):
+        for g, o in zip(got, out):
+            _check_dtypes(g, o, where)
+        return
+    want = np.dtype(out.dtype.as_numpy_dtype)
+    have = np.asarray(got).dtype
+    assert have == want or want.kind == "O", f"{where}: kernel returned dtype {have}, the op declares {want}"
 
 
 def _compare(got, want, dt, rtol, atol, where):
