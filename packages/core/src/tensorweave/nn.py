@@ -1,3 +1,5 @@
 """``tf.nn``: activations, softmax and cross-entropies, convolution, pooling, dropout, embeddings."""
 
+from tensorweave.ops.conv_ops import *  # noqa: F401,F403
 from tensorweave.ops.nn_ops import *  # noqa: F401,F403
+from tensorweave.ops.pooling_ops import *  # noqa: F401,F403

@@ -12,6 +12,8 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.io",
     "tensorweave_cpu.kernels.math",
     "tensorweave_cpu.kernels.nn",
+    "tensorweave_cpu.kernels.conv",
+    "tensorweave_cpu.kernels.pooling",
     "tensorweave_cpu.kernels.random",
     "tensorweave_cpu.kernels.state",
     "tensorweave_cpu.kernels.training",

@@ -12,6 +12,8 @@ OP_MODULES = (
     "tensorweave.ops.logging_ops",
     "tensorweave.ops.math_ops",
     "tensorweave.ops.nn_ops",
+    "tensorweave.ops.conv_ops",
+    "tensorweave.ops.pooling_ops",
     "tensorweave.ops.random_ops",
     "tensorweave.ops.state_ops",
     "tensorweave.ops.training_ops",

@@ -1,0 +1,177 @@
+"""2-D convolution and its two backward ops (TF's Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter)."""
+
+from tensorweave import dtypes
+from tensorweave.framework import tensor_shape
+from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.op_def import OpDefList
+from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.framework.tensor_util import constant_value_as_shape
+from tensorweave.ops.window_geometry import channel_axis, expand_spatial, spatial_axes, spatial_params, window_geometry
+
+DEFS = OpDefList()
+
+__all__ = ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose"]
+
+_CONV_ATTRS = ["T: {float16, float32, float64}", "strides: list(int)", "use_cudnn_on_gpu: bool = True",
+               "padding: {'SAME', 'VALID'}", "data_format: {'NHWC', 'NCHW'} = 'NHWC'",
+               "dilations: list(int) = [1, 1, 1, 1]"]
+
+CONV2D = DEFS.define("Conv2D", inputs=["input: T", "filter: T"], outputs=["output: T"], attrs=_CONV_ATTRS,
+                     doc="Cross-correlates a 4-D input with a [height, width, in, out] filter.")
+CONV2D_BACKPROP_INPUT = DEFS.define(
+    "Conv2DBackpropInput", inputs=["input_sizes: int32", "filter: T", "out_backprop: T"], outputs=["output: T"],
+    attrs=_CONV_ATTRS, doc="The gradient of Conv2D with respect to its input (a transposed convolution).")
+CONV2D_BACKPROP_FILTER = DEFS.define(
+    "Conv2DBackpropFilter", inputs=["input: T", "filter_sizes: int32", "out_backprop: T"], outputs=["output: T"],
+    attrs=_CONV_ATTRS, doc="The gradient of Conv2D with respect to its filter.")
+
+
+def conv_output_shape(input_shape, filter_shape, op):
+    """The static output shape of a convolution of ``input_shape`` by ``filter_shape`` under ``op``'s attrs."""
+    data_format = op.get_attr("data_format")
+    x = tensor_shape.as_shape(input_shape).with_rank(4).as_list()
+    f = tensor_shape.as_shape(filter_shape).with_rank(4).as_list()
+    strides = spatial_params(op.get_attr("strides"), data_format, "strides")
+    dilations = spatial_params(op.get_attr("dilations"), data_format, "dilations")
+    in_channels = x[channel_axis(data_format)]
+    if in_channels is not None and f[2] is not None and in_channels != f[2]:
+        raise ValueError(f"input depth {in_channels} does not match the filter's in_channels {f[2]} "
+                         f"(filter shape is [height, width, in_channels, out_channels])")
+    out = [x[0], None, None, None]
+    out[channel_axis(data_format)] = f[3]
+    for axis, window, stride, dilation in zip(spatial_axes(data_format), f[:2], strides, dilations):
+        if x[axis] is not None and window is not None:
+            out[axis] = window_geometry(x[axis], window, stride, dilation, op.get_attr("padding"))[0]
+    return tensor_shape.TensorShape(out)
+
+
+@CONV2D.set_shape_fn
+def _conv2d_shape(op):
+    return conv_output_shape(op.inputs[0].shape, op.inputs[1].shape, op)
+
+
+def _check_backprop_shape(op, input_shape, filter_shape, out_backprop):
+    """Both backward ops get sizes as tensors; where they are known, out_backprop must match them."""
+    want = conv_output_shape(input_shape, filter_shape, op)
+    if not want.is_compatible_with(out_backprop.shape):
+        raise ValueError(f"out_backprop has shape {out_backprop.shape}, but a convolution of an input of shape "
+                         f"{input_shape} by a filter of shape {filter_shape} gives {want}")
+
+
+@CONV2D_BACKPROP_INPUT.set_shape_fn
+def _conv2d_backprop_input_shape(op):
+    input_shape = constant_value_as_shape(op.inputs[0]).with_rank(4)
+    _check_backprop_shape(op, input_shape, op.inputs[1].shape, op.inputs[2])
+    return input_shape
+
+
+@CONV2D_BACKPROP_FILTER.set_shape_fn
+def _conv2d_backprop_filter_shape(op):
+    filter_shape = constant_value_as_shape(op.inputs[1]).with_rank(4)
+    _check_backprop_shape(op, op.inputs[0].shape, filter_shape, op.inputs[2])
+    return filter_shape
+
+
+def _conv_attrs(op):
+    return {k: op.get_attr(k) for k in ("strides", "padding", "data_format", "dilations")}
+
+
+def _shape_of(t):
+    from tensorweave.ops import array_ops
+    return array_ops.shape(t, out_type=dtypes.int32)
+
+
+@CONV2D.set_gradient
+def _conv2d_grad(op, grad):
+    x, w = op.inputs
+    attrs = _conv_attrs(op)
+    return [_apply("Conv2DBackpropInput", [_shape_of(x), w, grad], attrs),
+            _apply("Conv2DBackpropFilter", [x, _shape_of(w), grad], attrs)]
+
+
+@CONV2D_BACKPROP_INPUT.set_gradient
+def _conv2d_backprop_input_grad(op, grad):
+    _, w, dy = op.inputs
+    attrs = _conv_attrs(op)
+    return [None, _apply("Conv2DBackpropFilter", [grad, _shape_of(w), dy], attrs), _apply("Conv2D", [grad, w], attrs)]
+
+
+@CONV2D_BACKPROP_FILTER.set_gradient
+def _conv2d_backprop_filter_grad(op, grad):
+    x, _, dy = op.inputs
+    attrs = _conv_attrs(op)
+    return [_apply("Conv2DBackpropInput", [_shape_of(x), grad, dy], attrs), None, _apply("Conv2D", [x, grad], attrs)]
+
+
+def _apply(op_type, inputs, attrs, name=None):
+    return apply_op(op_type, inputs, attrs, name=name or op_type)
+
+
+def _attrs(strides, padding, data_format, dilations):
+    data_format = data_format or "NHWC"
+    return {"strides": expand_spatial(strides, data_format, "strides"), "padding": padding,
+            "data_format": data_format, "dilations": expand_spatial(dilations or 1, data_format, "dilations")}
+
+
+def _pick(name, value, alias, alias_name):
+    if value is not None and alias is not None:
+        raise ValueError(f"pass only one of {name}= and {alias_name}=")
+    return value if value is not None else alias
+
+
+def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True,  # noqa: A002 - TF's names
+           data_format="NHWC", dilations=(1, 1, 1, 1), name=None, filters=None):
+    """2-D convolution (cross-correlation) of a 4-D ``input`` with a ``[h, w, in, out]`` filter.
+
+    ``strides`` and ``dilations`` follow ``data_format``; SAME padding puts the odd pixel bottom/right, as TF.
+    """
+    filter = _pick("filter", filter, filters, "filters")  # noqa: A001
+    if filter is None or strides is None or padding is None:
+        raise TypeError("conv2d needs input, filter, strides and padding")
+    return _apply("Conv2D", [input, filter], _attrs(strides, padding, data_format, dilations), name or "Conv2D")
+
+
+def conv2d_backprop_input(input_sizes, filter=None, out_backprop=None, strides=None, padding=None,  # noqa: A002
+                          use_cudnn_on_gpu=True, data_format="NHWC", dilations=(1, 1, 1, 1), name=None,
+                          filters=None):
+    """The gradient of ``conv2d`` with respect to an input of shape ``input_sizes``."""
+    filter = _pick("filter", filter, filters, "filters")  # noqa: A001
+    return _apply("Conv2DBackpropInput", [_sizes(input_sizes), filter, out_backprop],
+                  _attrs(strides, padding, data_format, dilations), name or "Conv2DBackpropInput")
+
+
+def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, use_cudnn_on_gpu=True,  # noqa: A002
+                           data_format="NHWC", dilations=(1, 1, 1, 1), name=None):
+    """The gradient of ``conv2d`` with respect to a filter of shape ``filter_sizes``."""
+    return _apply("Conv2DBackpropFilter", [input, _sizes(filter_sizes), out_backprop],
+                  _attrs(strides, padding, data_format, dilations), name or "Conv2DBackpropFilter")
+
+
+def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None, padding="SAME",  # noqa: A002
+                     data_format="NHWC", name=None, input=None, filters=None, dilations=None):  # noqa: A002
+    """The transpose of ``conv2d`` ("deconvolution"): maps ``value`` to a tensor of ``output_shape``.
+
+    ``filter`` is ``[h, w, output_channels, in_channels]``: the filter of the conv2d being transposed.
+    """
+    value = _pick("value", value, input, "input")
+    filter = _pick("filter", filter, filters, "filters")  # noqa: A001
+    if value is None or filter is None or output_shape is None or strides is None:
+        raise TypeError("conv2d_transpose needs value, filter, output_shape and strides")
+    value, filter = convert_to_tensor(value), convert_to_tensor(filter)  # noqa: A001
+    output_shape = _sizes(output_shape)
+    known = constant_value_as_shape(output_shape)
+    axis = channel_axis(data_format or "NHWC")
+    in_channels = value.shape.with_rank(4)[axis].value
+    f = filter.shape.with_rank(4).as_list()
+    if in_channels is not None and f[3] is not None and in_channels != f[3]:
+        raise ValueError(f"conv2d_transpose: input channels {in_channels} of value do not match the filter's last "
+                         f"dimension {f[3]} (filter is [height, width, output_channels, in_channels])")
+    if known.ndims == 4 and known[axis].value is not None and f[2] is not None and known[axis].value != f[2]:
+        raise ValueError(f"conv2d_transpose: output_shape has {known[axis].value} channels but the filter has "
+                         f"{f[2]} output channels")
+    return _apply("Conv2DBackpropInput", [output_shape, filter, value],
+                  _attrs(strides, padding, data_format, dilations), name or "conv2d_transpose")
+
+
+def _sizes(sizes):
+    return convert_to_tensor(sizes, dtype=dtypes.int32) if not hasattr(sizes, "op") else sizes

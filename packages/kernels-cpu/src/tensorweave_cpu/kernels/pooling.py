@@ -1,0 +1,103 @@
+"""CPU kernels for max and average pooling and their gradients, one vectorized step per window offset.
+
+Max pooling pads with the dtype's lowest value and average pooling divides by the number of valid
+(non-padding) elements, as TF does; gradients of max pooling go to the first maximum of each window.
+"""
+
+import numpy as np
+
+from tensorweave.extension import KernelSet
+from tensorweave.ops.window_geometry import spatial_params
+
+from tensorweave_cpu.kernels.sliding_windows import Windows, from_nhwc, nhwc_shape, to_nhwc
+
+KERNELS = KernelSet("CPU")
+
+_FLOATS = ["float16", "float32", "float64"]
+_REAL = _FLOATS + ["int8", "int16", "int32", "int64", "uint8"]
+
+
+def _windows(in_shape, ksize, strides, padding, data_format):
+    return Windows.from_attrs(in_shape, spatial_params(ksize, data_format, "ksize"), strides, None, padding,
+                              data_format)
+
+
+def _lowest(dtype):
+    return -np.inf if np.dtype(dtype).kind == "f" else np.iinfo(dtype).min
+
+
+def _check_grad(grad, windows):
+    if grad.shape != windows.out_shape:
+        raise ValueError(f"grad has shape {list(grad.shape)} (NHWC order), but pooling gives {list(windows.out_shape)}")
+
+
+@KERNELS.register("MaxPool", dtypes=_REAL)
+def _max_pool(x, *, ksize, strides, padding, data_format, xp):
+    x = to_nhwc(x, data_format)
+    windows = _windows(x.shape, ksize, strides, padding, data_format)
+    padded = windows.pad(x, xp, _lowest(x.dtype))
+    out = None
+    for _, _, rows, cols in windows.offsets():
+        if out is None:
+            out = padded[:, rows, cols, :].copy()
+        else:
+            xp.maximum(out, padded[:, rows, cols, :], out=out)
+    return from_nhwc(out, data_format)
+
+
+@KERNELS.register("AvgPool", dtypes=_FLOATS)
+def _avg_pool(x, *, ksize, strides, padding, data_format, xp):
+    x = to_nhwc(x, data_format)
+    windows = _windows(x.shape, ksize, strides, padding, data_format)
+    padded = windows.pad(x, xp)
+    total = xp.zeros(windows.out_shape, dtype=x.dtype)
+    for _, _, rows, cols in windows.offsets():
+        total += padded[:, rows, cols, :]
+    total /= windows.valid_counts(xp, x.dtype)
+    return from_nhwc(total, data_format)
+
+
+def _first_max_masks(x, out, windows, xp):
+    """Yields (rows, cols, mask): mask marks the windows whose first maximum sits at this offset."""
+    padded = windows.pad(x, xp, _lowest(x.dtype))
+    taken = xp.zeros(windows.out_shape, dtype=bool)
+    for _, _, rows, cols in windows.offsets():
+        hit = padded[:, rows, cols, :] == out
+        hit &= ~taken
+        taken |= hit
+        yield rows, cols, hit
+
+
+@KERNELS.register("MaxPoolGrad", dtypes=_REAL)
+def _max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format, xp):
+    x, out, grad = (to_nhwc(t, data_format) for t in (x, out, grad))
+    windows = _windows(x.shape, ksize, strides, padding, data_format)
+    _check_grad(grad, windows)
+    d_padded = xp.zeros(windows.padded_shape, dtype=grad.dtype)
+    for rows, cols, hit in _first_max_masks(x, out, windows, xp):
+        d_padded[:, rows, cols, :] += xp.where(hit, grad, 0)
+    return from_nhwc(windows.crop(d_padded), data_format)
+
+
+@KERNELS.register("MaxPoolGradGrad", dtypes=_REAL)
+def _max_pool_grad_grad(x, out, grad, *, ksize, strides, padding, data_format, xp):
+    x, out, grad = (to_nhwc(t, data_format) for t in (x, out, grad))
+    windows = _windows(x.shape, ksize, strides, padding, data_format)
+    grad_padded = windows.pad(grad, xp)
+    result = xp.zeros(windows.out_shape, dtype=grad.dtype)
+    for rows, cols, hit in _first_max_masks(x, out, windows, xp):
+        xp.copyto(result, grad_padded[:, rows, cols, :], where=hit)
+    return from_nhwc(result, data_format)
+
+
+@KERNELS.register("AvgPoolGrad", dtypes=_FLOATS)
+def _avg_pool_grad(orig_input_shape, grad, *, ksize, strides, padding, data_format, xp):
+    in_shape = nhwc_shape(orig_input_shape, data_format)
+    grad = to_nhwc(grad, data_format)
+    windows = _windows(in_shape, ksize, strides, padding, data_format)
+    _check_grad(grad, windows)
+    share = grad / windows.valid_counts(xp, grad.dtype)
+    d_padded = xp.zeros(windows.padded_shape, dtype=grad.dtype)
+    for _, _, rows, cols in windows.offsets():
+        d_padded[:, rows, cols, :] += share
+    return from_nhwc(windows.crop(d_padded), data_format)
