@@ -14,6 +14,8 @@ OP_MODULES = (
     "tensorweave.ops.nn_ops",
     "tensorweave.ops.conv_ops",
     "tensorweave.ops.pooling_ops",
+    "tensorweave.ops.loss_ops",
+    "tensorweave.ops.top_k_ops",
     "tensorweave.ops.random_ops",
     "tensorweave.ops.state_ops",
     "tensorweave.ops.training_ops",
