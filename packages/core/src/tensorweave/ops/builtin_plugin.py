@@ -16,6 +16,7 @@ OP_MODULES = (
     "tensorweave.ops.pooling_ops",
     "tensorweave.ops.loss_ops",
     "tensorweave.ops.top_k_ops",
+    "tensorweave.ops.dynamic_partition_ops",
     "tensorweave.ops.random_ops",
     "tensorweave.ops.state_ops",
     "tensorweave.ops.training_ops",
