@@ -66,6 +66,7 @@ def expand_spatial(value, data_format, what):
     if len(value) == 1:
         value = value * 2
     if len(value) == 2:
+        spatial_axes(data_format)
         return [1, value[0], value[1], 1] if data_format == "NHWC" else [1, 1, value[0], value[1]]
     if len(value) == 4:
         return value
