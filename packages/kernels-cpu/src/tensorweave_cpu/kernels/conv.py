@@ -51,13 +51,14 @@ def _conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format,
     in_shape = nhwc_shape(input_sizes, data_format)
     dy = to_nhwc(dy, data_format)
     windows = _windows(in_shape, w.shape, strides, dilations, padding, data_format)
-    kh, kw, in_channels, out_channels = w.shape
+    in_channels, out_channels = w.shape[2:]
     _check_out_backprop(dy, windows, out_channels)
-    d_cols = (dy.reshape(-1, out_channels) @ w.reshape(-1, out_channels).T).reshape(
-        windows.out_shape[:3] + (kh, kw, in_channels))
+    # One GEMM per window offset gives a contiguous block to add (a single GEMM's column blocks are strided).
+    dy_rows = dy.reshape(-1, out_channels)
+    block_shape = windows.out_shape[:3] + (in_channels,)
     d_padded = xp.zeros(windows.padded_shape, dtype=dy.dtype)
     for i, j, rows, cols in windows.offsets():
-        d_padded[:, rows, cols, :] += d_cols[:, :, :, i, j, :]
+        d_padded[:, rows, cols, :] += (dy_rows @ w[i, j].T).reshape(block_shape)
     return from_nhwc(windows.crop(d_padded), data_format)
 
 

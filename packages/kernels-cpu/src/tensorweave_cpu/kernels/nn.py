@@ -1,7 +1,8 @@
 """CPU kernels for activations and their gradients, BiasAdd, TopKV2 and InTopKV2.
 
 Written against ``xp`` (numpy here, cupy on a GPU) so a GPU package can register the same functions;
-Python scalars keep the input's dtype, so float32 stays float32.
+Python scalars keep the input's dtype, so float32 stays float32. Masks multiply rather than ``where``
+(several times faster in numpy), which also lets a NaN gradient through as TF's kernels do.
 """
 
 from tensorweave.extension import KernelSet
@@ -20,8 +21,8 @@ def _relu(x, *, xp):
 
 
 @KERNELS.register("ReluGrad")
-def _relu_grad(dy, x, *, xp):
-    return xp.where(x > 0, dy, 0)
+def _relu_grad(dy, x):
+    return dy * (x > 0)
 
 
 @KERNELS.register("Relu6")
@@ -30,8 +31,8 @@ def _relu6(x, *, xp):
 
 
 @KERNELS.register("Relu6Grad")
-def _relu6_grad(dy, x, *, xp):
-    return xp.where((x > 0) & (x < 6), dy, 0)
+def _relu6_grad(dy, x):
+    return dy * ((x > 0) & (x < 6))
 
 
 @KERNELS.register("Elu")

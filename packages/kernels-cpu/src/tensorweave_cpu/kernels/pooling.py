@@ -60,11 +60,16 @@ def _avg_pool(x, *, ksize, strides, padding, data_format, xp):
 def _first_max_masks(x, out, windows, xp):
     """Yields (rows, cols, mask): mask marks the windows whose first maximum sits at this offset."""
     padded = windows.pad(x, xp, _lowest(x.dtype))
-    taken = xp.zeros(windows.out_shape, dtype=bool)
-    for _, _, rows, cols in windows.offsets():
+    offsets = list(windows.offsets())
+    taken = None
+    for k, (_, _, rows, cols) in enumerate(offsets):
         hit = padded[:, rows, cols, :] == out
-        hit &= ~taken
-        taken |= hit
+        if taken is None:
+            taken = hit.copy()
+        else:
+            xp.greater(hit, taken, out=hit)  # hit and not taken
+            if k < len(offsets) - 1:
+                taken |= hit
         yield rows, cols, hit
 
 
@@ -74,8 +79,12 @@ def _max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format, xp):
     windows = _windows(x.shape, ksize, strides, padding, data_format)
     _check_grad(grad, windows)
     d_padded = xp.zeros(windows.padded_shape, dtype=grad.dtype)
+    disjoint = all(s >= k for s, k in zip(windows.strides, windows.window))
     for rows, cols, hit in _first_max_masks(x, out, windows, xp):
-        d_padded[:, rows, cols, :] += xp.where(hit, grad, 0)
+        if disjoint:  # each input cell is in one window at most: write instead of accumulate
+            xp.multiply(grad, hit, out=d_padded[:, rows, cols, :])
+        else:
+            d_padded[:, rows, cols, :] += grad * hit
     return from_nhwc(windows.crop(d_padded), data_format)
 
 
