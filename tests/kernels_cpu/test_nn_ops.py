@@ -123,6 +123,14 @@ def test_moments_and_batch_normalization(sess):
     np.testing.assert_allclose(sess.run(bare), (x - mean) / np.sqrt(var + 1e-3))
 
 
+def test_xw_plus_b_relu_layer_zero_fraction(sess):
+    x, w, b = RNG.standard_normal((4, 3)), RNG.standard_normal((3, 5)), RNG.standard_normal(5)
+    np.testing.assert_allclose(sess.run(tf.nn.xw_plus_b(x, w, b)), x @ w + b)
+    np.testing.assert_allclose(sess.run(tf.nn.relu_layer(x, w, b)), np.maximum(x @ w + b, 0))
+    fraction = tf.nn.zero_fraction(np.array([[0.0, 1.0], [0.0, 0.0]]))
+    assert fraction.dtype == tf.float32 and sess.run(fraction) == 0.75
+
+
 # ---- dropout ------------------------------------------------------------------------------------------------
 def test_dropout_scales_kept_values_and_keeps_the_expected_fraction(sess):
     x = np.ones((200, 100), np.float32)

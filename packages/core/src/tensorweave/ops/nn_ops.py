@@ -16,7 +16,7 @@ from tensorweave.framework.tensor_util import constant_value
 DEFS = OpDefList()
 
 __all__ = ["relu", "relu6", "elu", "selu", "softplus", "softsign", "leaky_relu", "crelu", "bias_add",
-           "dropout"]
+           "xw_plus_b", "relu_layer", "dropout", "zero_fraction"]
 
 _REAL = "T: {float16, float32, float64, int8, int16, int32, int64, uint8}"
 _FLOAT = "T: floating"
@@ -192,6 +192,27 @@ def _bias_add_grad_grad(op, grad):
 def bias_add(value, bias, data_format=None, name=None):
     """value + bias, with the 1-D ``bias`` added along the channel axis of ``data_format``."""
     return apply_op("BiasAdd", [value, bias], {"data_format": data_format or "NHWC"}, name=name or "BiasAdd")
+
+
+def xw_plus_b(x, weights, biases, name=None):
+    """matmul(x, weights) + biases: a dense layer's pre-activation (TF1's ``tf.nn.xw_plus_b``)."""
+    from tensorweave.ops import math_ops
+    with graph_mod.name_scope(name, "xw_plus_b", [x, weights, biases]):
+        return bias_add(math_ops.matmul(x, weights), biases)
+
+
+def relu_layer(x, weights, biases, name=None):
+    """relu(matmul(x, weights) + biases)."""
+    with graph_mod.name_scope(name, "relu_layer", [x, weights, biases]):
+        return relu(xw_plus_b(x, weights, biases))
+
+
+def zero_fraction(value, name=None):
+    """The fraction of zeros in ``value`` (float32), e.g. to summarize how sparse ReLU outputs are."""
+    from tensorweave.ops import math_ops
+    with graph_mod.name_scope(name, "zero_fraction", [value]):
+        value = convert_to_tensor(value, name="value")
+        return math_ops.reduce_mean(math_ops.cast(math_ops.equal(value, 0), dtypes.float32))
 
 
 # ---- dropout ------------------------------------------------------------------------------------------------
