@@ -36,13 +36,14 @@ def _activation(name, type_attr, backprop_from, extra_attrs=(), doc=""):
     @forward.set_gradient
     def _grad(op, grad):
         source = op.inputs[0] if backprop_from == "features" else op.outputs[0]
-        return [apply_op(backward.name, [grad, source], _extra(op, extra_attrs), name=backward.name)]
+        return [apply_op(backward.name, [grad, source], _non_type_attrs(op), name=backward.name)]
 
     return forward, backward
 
 
-def _extra(op, specs):
-    return {spec.split(":")[0]: op.get_attr(spec.split(":")[0]) for spec in specs}
+def _non_type_attrs(op):
+    """The attrs to copy onto a related op (type attrs are inferred from its inputs)."""
+    return {name: op.get_attr(name) for name in op.op_def.attrs if name != "T"}
 
 
 RELU, RELU_GRAD = _activation("Relu", _REAL, "features", doc="max(features, 0).")
@@ -60,30 +61,25 @@ def _linear_in_gradients(backward):
     """For gradient ops whose derivative in their second input is zero almost everywhere (piecewise linear)."""
     @backward.set_gradient
     def _grad(op, grad):
-        attrs = {k: op.get_attr(k) for k in op.op_def.attrs if k != "T"}
-        return [apply_op(op.type, [grad, op.inputs[1]], attrs, name=op.type), None]
+        return [apply_op(op.type, [grad, op.inputs[1]], _non_type_attrs(op), name=op.type), None]
 
 
 for _backward in (RELU_GRAD, RELU6_GRAD, LEAKY_RELU_GRAD):
     _linear_in_gradients(_backward)
 
 
-@ELU_GRAD.set_gradient
-def _elu_grad_grad(op, grad):
-    from tensorweave.ops import array_ops, math_ops
-    dy, y = op.inputs
-    negative = math_ops.less(y, 0)
-    return [apply_op("EluGrad", [grad, y], name="EluGrad"),
-            array_ops.where(negative, grad * dy, array_ops.zeros_like(y))]
+def _output_based_grad_grad(backward):
+    """EluGrad/SeluGrad(dy, y) are dy * (y + c) for y < 0 and linear in dy alone otherwise: d/dy is dy or 0."""
+    @backward.set_gradient
+    def _grad(op, grad):
+        from tensorweave.ops import math_ops
+        dy, y = op.inputs
+        negative = math_ops.cast(math_ops.less(y, 0), y.dtype)
+        return [apply_op(op.type, [grad, y], name=op.type), grad * dy * negative]
 
 
-@SELU_GRAD.set_gradient
-def _selu_grad_grad(op, grad):
-    from tensorweave.ops import array_ops, math_ops
-    dy, y = op.inputs
-    negative = math_ops.less(y, 0)
-    return [apply_op("SeluGrad", [grad, y], name="SeluGrad"),
-            array_ops.where(negative, grad * dy, array_ops.zeros_like(y))]
+_output_based_grad_grad(ELU_GRAD)
+_output_based_grad_grad(SELU_GRAD)
 
 
 @SOFTPLUS_GRAD.set_gradient
