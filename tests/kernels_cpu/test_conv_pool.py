@@ -276,3 +276,14 @@ def test_pool_shapes_and_errors():
         tf.nn.max_pool(x, [1, 2, 2, 2], [1, 2, 2, 1], "SAME")
     with pytest.raises(TypeError, match="not in the allowed list"):
         tf.nn.avg_pool(tf.zeros([1, 4, 4, 1], tf.int32), [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+
+
+@pytest.mark.parametrize("padding,stride", [("SAME", 1), ("VALID", 2)])
+def test_conv1d_is_conv2d_over_a_height_of_one(sess, padding, stride):
+    x, f = RNG.standard_normal((2, 9, 3)), RNG.standard_normal((3, 3, 4))
+    want = conv_ref(x[:, None], f[None], (1, stride), padding)[:, 0]
+    y = tf.nn.conv1d(x, f, stride, padding)
+    assert y.shape.as_list() == list(want.shape)
+    np.testing.assert_allclose(sess.run(y), want, atol=1e-12)
+    ncw = tf.nn.conv1d(x.transpose(0, 2, 1), f, [1, 1, stride], padding, data_format="NCW")
+    np.testing.assert_allclose(sess.run(ncw), want.transpose(0, 2, 1), atol=1e-12)

@@ -1,7 +1,7 @@
 """2-D convolution and its two backward ops (TF's Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter)."""
 
 from tensorweave import dtypes
-from tensorweave.framework import tensor_shape
+from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
@@ -10,7 +10,7 @@ from tensorweave.ops.window_geometry import channel_axis, expand_spatial, spatia
 
 DEFS = OpDefList()
 
-__all__ = ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose"]
+__all__ = ["conv1d", "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose"]
 
 _CONV_ATTRS = ["T: {float16, float32, float64}", "strides: list(int)", "use_cudnn_on_gpu: bool = True",
                "padding: {'SAME', 'VALID'}", "data_format: {'NHWC', 'NCHW'} = 'NHWC'",
@@ -129,6 +129,41 @@ def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True
     if filter is None or strides is None or padding is None:
         raise TypeError("conv2d needs input, filter, strides and padding")
     return _apply("Conv2D", [input, filter], _attrs(strides, padding, data_format, dilations), name or "Conv2D")
+
+
+def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu=None, data_format=None,
+           name=None, input=None, dilations=None):  # noqa: A002
+    """1-D convolution of a [batch, width, in] ("NWC") or [batch, in, width] ("NCW") tensor by a
+    [width, in, out] filter: a conv2d over a height of 1, as TF does it."""
+    from tensorweave.ops import array_ops
+    value = _pick("value", value, input, "input")
+    if value is None or filters is None or stride is None or padding is None:
+        raise TypeError("conv1d needs value, filters, stride and padding")
+    data_format = data_format or "NWC"
+    if data_format not in ("NWC", "NCW", "NHWC", "NCHW"):
+        raise ValueError(f"conv1d: data_format must be 'NWC' or 'NCW', got {data_format!r}")
+    channels_first = data_format in ("NCW", "NCHW")
+    stride, dilation = (_width_entry(v, channels_first, what) for v, what in
+                        ((stride, "stride"), (dilations or 1, "dilations")))
+    with graph_mod.name_scope(name, "conv1d", [value, filters]):
+        spatial = 2 if channels_first else 1
+        value = array_ops.expand_dims(value, spatial)
+        filters = array_ops.expand_dims(filters, 0)
+        fmt = "NCHW" if channels_first else "NHWC"
+        result = _apply("Conv2D", [value, filters], _attrs([1, stride], padding, fmt, [1, dilation]))
+        return array_ops.squeeze(result, [spatial])
+
+
+def _width_entry(value, channels_first, what):
+    """conv1d's stride/dilation: an int, [w], or 3 ints in the data format's order."""
+    if isinstance(value, int):
+        return value
+    value = [int(v) for v in value]
+    if len(value) == 1:
+        return value[0]
+    if len(value) == 3:
+        return value[2 if channels_first else 1]
+    raise ValueError(f"conv1d: {what} must be an int or a list of 1 or 3 ints, got {value}")
 
 
 def conv2d_backprop_input(input_sizes, filter=None, out_backprop=None, strides=None, padding=None,  # noqa: A002
