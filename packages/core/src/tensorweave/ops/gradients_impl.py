@@ -5,6 +5,7 @@ and follow TF's contract: ``grad(op, *output_grads) -> one gradient (or None) pe
 """
 
 import collections
+import contextlib
 
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod
@@ -74,31 +75,34 @@ def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
-def _reachable_between(ys, xs, stops):
-    """Ops on some path from an x to a y (excluding stopped ops), by forward and backward search."""
-    forward = set()
+def _between_ops(ys, xs, stops):
+    """Ops on some path from an x to a y, in breadth-first order from the ys.
+
+    The search does not continue past stopped ops, or past the Exit of a loop built with
+    ``back_prop=False`` (which are added to ``stops``: nothing flows back through them).
+    """
+    reached = set()
     queue = collections.deque(x.op for x in xs)
     while queue:
         op = queue.popleft()
-        if op in forward:
+        if op in reached:
             continue
-        forward.add(op)
+        reached.add(op)
         for out in op.outputs:
-            for c in out._consumers:
-                if c not in forward:
-                    queue.append(c)
-    between = set()
+            queue.extend(c for c in out._consumers if c not in reached)
+    between, between_list = set(), []
     queue = collections.deque(y.op for y in ys)
     while queue:
         op = queue.popleft()
-        if op in between or op not in forward:
+        if op in between or op not in reached:
             continue
         between.add(op)
-        if op in stops:
-            continue
-        for t in op.inputs:
-            queue.append(t.op)
-    return between
+        between_list.append(op)
+        if op.type == "Exit" and op._control_flow_context is not None and not op._control_flow_context.back_prop:
+            stops.add(op)
+        if op not in stops:
+            queue.extend(t.op for t in op.inputs)
+    return between_list, between
 
 
 def _is_differentiable(t):
@@ -122,8 +126,12 @@ def aggregate(grads, name="AddN"):
 
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False, gate_gradients=False,
               aggregation_method=None, stop_gradients=None, unconnected_gradients="none"):
-    """Symbolic derivatives of sum(ys) with respect to each x in xs (None where unconnected)."""
-    from tensorweave.ops import array_ops, control_flow_ops
+    """Symbolic derivatives of sum(ys) with respect to each x in xs (None where unconnected).
+
+    Through ``tf.cond`` the gradient flows along the taken branch only; through ``tf.while_loop`` it
+    runs a backward loop over the forward iterations in reverse (see ops/loop_grad_state.py).
+    """
+    from tensorweave.ops import array_ops
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
     # Objects such as resource variables say which tensor their gradient is taken against.
     xs = [x._gradient_target() if hasattr(x, "_gradient_target") else x for x in _as_list(xs)]
@@ -136,14 +144,6 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     graph = ys[0].graph if ys else graph_mod.get_default_graph()
     stops = stop_gradient_ops(stop_gradients)
     with graph.as_default(), graph.name_scope(name):
-        between = _reachable_between(ys, xs, stops)
-        pending = collections.Counter()
-        for op in between:
-            if op in stops:
-                continue
-            for t in op.inputs:
-                if t.op in between:
-                    pending[t.op] += 1
         grads = collections.defaultdict(list)  # tensor -> list of gradient contributions
         for y, gy in zip(ys, grad_ys):
             if gy is None:
@@ -154,31 +154,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             else:
                 gy = convert_to_tensor(gy, dtype=y.dtype)
             grads[y].append(gy)
-        ready = collections.deque(op for op in {y.op for y in ys} if pending[op] == 0 and op in between)
-        processed = set()
-        while ready:
-            op = ready.popleft()
-            if op in processed:
-                continue
-            processed.add(op)
-            out_grads = [aggregate(grads.get(t, [])) if t in grads else None for t in op.outputs]
-            for t in op.outputs:
-                if t in grads and len(grads[t]) > 1:
-                    grads[t] = [out_grads[t.value_index]]
-            in_grads = [None] * len(op.inputs)
-            if op not in stops and any(g is not None for g in out_grads) and op.inputs:
-                in_grads = _call_gradient(op, out_grads, colocate_gradients_with_ops, gate_gradients,
-                                          control_flow_ops)
-            for t, g in zip(op.inputs, in_grads):
-                if g is not None and _is_differentiable(t):
-                    if isinstance(g, Tensor) and g.dtype != t.dtype and not (t.dtype is dtypes.resource):
-                        raise TypeError(f"gradient of {op.type} op {op.name!r} for input {t.name} has dtype "
-                                        f"{g.dtype.name}, expected {t.dtype.name}")
-                    grads[t].append(g)
-                if t.op in between:
-                    pending[t.op] -= 1
-                    if pending[t.op] == 0:
-                        ready.append(t.op)
+        _Backprop(graph, ys, xs, stops, grads, colocate_gradients_with_ops, gate_gradients).run()
         result = []
         for x in xs:
             g = aggregate(grads.get(x, []))
@@ -188,36 +164,117 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         return result
 
 
-def _call_gradient(op, out_grads, colocate, gate, control_flow_ops):
-    from tensorweave.ops import array_ops
-    grad_fn = get_gradient_function(op)
-    if grad_fn is NOT_DIFFERENTIABLE:
-        return [None] * len(op.inputs)
-    if grad_fn is None:
-        raise LookupError(f"no gradient defined for operation {op.name!r} (op type: {op.type}), created at "
-                          f"{op.where()}. Define one in its OpDef (set_gradient) or with @tf.RegisterGradient, "
-                          f"or wrap the input in tf.stop_gradient.")
-    out_grads = [g if g is not None or not _is_differentiable(t) else array_ops.zeros_like(t)
-                 for g, t in zip(out_grads, op.outputs)]
-    graph = op.graph
-    scope = f"{op.name}_grad"
-    ctx = graph.colocate_with(op) if colocate else _null()
-    with graph.name_scope(scope), ctx:
-        in_grads = grad_fn(op, *out_grads)
-    in_grads = _as_list(in_grads) if isinstance(in_grads, (list, tuple)) else [in_grads]
-    if len(in_grads) != len(op.inputs):
-        raise ValueError(f"gradient function for {op.type} returned {len(in_grads)} gradients, but op "
-                         f"{op.name!r} has {len(op.inputs)} inputs")
-    if gate and sum(g is not None for g in in_grads) > 1:
-        dense = [g for g in in_grads if isinstance(g, Tensor)]
-        gated = iter(control_flow_ops.tuple(dense))
-        in_grads = [next(gated) if isinstance(g, Tensor) else g for g in in_grads]
-    return in_grads
+class _Backprop:
+    """One reverse sweep: ops become ready when all their consumers between xs and ys are done."""
 
+    def __init__(self, graph, ys, xs, stops, grads, colocate, gate):
+        from tensorweave.ops import control_flow_state
+        self.graph, self.stops, self.grads, self.colocate, self.gate = graph, stops, grads, colocate, gate
+        self.between_list, self.between = _between_ops(ys, xs, stops)
+        self.loop_state = control_flow_state.maybe_create(self.between_list, self.between,
+                                                          graph._get_control_flow_context())
+        self.pending = collections.Counter()
+        for op in self.between_list:
+            for t in op.inputs:
+                if t.op in self.between:
+                    self.pending[t.op] += 1
+        self.queue = collections.deque()
+        ys_ops = []
+        for y in ys:
+            if y.op not in ys_ops and self.pending[y.op] == 0 and y.op in self.between:
+                ys_ops.append(y.op)
+        self.queue.extend(ys_ops)
+        if self.loop_state is not None:
+            for y in self.loop_state.process_unused_loop_exits(self.pending, set(ys_ops)):
+                self._seed_unused_exit(y)
 
-class _null:
-    def __enter__(self):
-        return None
+    def _context(self, op, before):
+        return self.loop_state.grad_context_for(op, before) if self.loop_state is not None else contextlib.nullcontext()
 
-    def __exit__(self, *a):
-        return False
+    def run(self):
+        while self.queue:
+            op = self.queue.popleft()
+            ctx = self.graph.colocate_with(op) if self.colocate else contextlib.nullcontext()
+            with ctx:
+                with self._context(op, before=True):
+                    out_grads = [aggregate(self.grads[t]) if self.grads.get(t) else None for t in op.outputs]
+                for t, g in zip(op.outputs, out_grads):
+                    if g is not None:
+                        self.grads[t] = [g]
+                in_grads = [None] * len(op.inputs)
+                if op not in self.stops and op.inputs and any(g is not None for g in out_grads):
+                    with self._context(op, before=False):
+                        in_grads = self._call_gradient(op, out_grads)
+                self._record(op, in_grads)
+            self._update_pending(op)
+        if self.loop_state is not None:
+            self.loop_state.post_processing()
+
+    def _call_gradient(self, op, out_grads):
+        from tensorweave.ops import control_flow_ops, control_flow_state
+        grad_fn = get_gradient_function(op)
+        if grad_fn is NOT_DIFFERENTIABLE:
+            return [None] * len(op.inputs)
+        if grad_fn is None:
+            raise LookupError(f"no gradient defined for operation {op.name!r} (op type: {op.type}), created at "
+                              f"{op.where()}. Define one in its OpDef (set_gradient) or with @tf.RegisterGradient, "
+                              f"or wrap the input in tf.stop_gradient.")
+        out_grads = list(out_grads)
+        for i, (g, t) in enumerate(zip(out_grads, op.outputs)):
+            if g is None and control_flow_state.is_trainable(t):
+                out_grads[i] = (self.loop_state.zeros_like(op, i) if self.loop_state is not None
+                                else control_flow_state.zeros_like_outside_loops(op, i))
+        with self.graph.name_scope(f"{op.name}_grad"):
+            in_grads = grad_fn(op, *out_grads)
+        in_grads = _as_list(in_grads) if isinstance(in_grads, (list, tuple)) else [in_grads]
+        if len(in_grads) != len(op.inputs):
+            raise ValueError(f"gradient function for {op.type} returned {len(in_grads)} gradients, but op "
+                             f"{op.name!r} has {len(op.inputs)} inputs")
+        if self.gate and sum(g is not None for g in in_grads) > 1:
+            dense = [g for g in in_grads if isinstance(g, Tensor)]
+            gated = iter(control_flow_ops.tuple(dense))
+            in_grads = [next(gated) if isinstance(g, Tensor) else g for g in in_grads]
+        return in_grads
+
+    def _record(self, op, in_grads):
+        for t, g in zip(op.inputs, in_grads):
+            if g is None or not _is_differentiable(t):
+                continue
+            if isinstance(g, Tensor) and t.dtype is not dtypes.resource:
+                if g.dtype != t.dtype:
+                    raise TypeError(f"gradient of {op.type} op {op.name!r} for input {t.name} has dtype "
+                                    f"{g.dtype.name}, expected {t.dtype.name}")
+                if not g.shape.is_compatible_with(t.shape):
+                    raise ValueError(f"gradient of {op.type} op {op.name!r} for input {t.name} has shape "
+                                     f"{g.shape}, but the input has shape {t.shape}")
+                g._shape = g.shape.merge_with(t.shape)
+            self.grads[t].append(g)
+
+    def _update_pending(self, op):
+        from tensorweave.ops.control_flow_context import is_loop_exit, is_loop_switch
+        for t in op.inputs:
+            if t.op not in self.between:
+                continue
+            self.pending[t.op] -= 1
+            ready = self.pending[t.op] == 0
+            if not ready and self.loop_state is not None:
+                ready = self.pending[t.op] > 0 and is_loop_switch(t.op)  # visited from each side
+            if not ready:
+                continue
+            if self.loop_state is not None and is_loop_exit(t.op):
+                live, unused = self.loop_state.exit_ready(t, lambda y: bool(self.grads.get(y)))
+                self.queue.extend(y.op for y in live)
+                for y in unused:
+                    if live:
+                        self._seed_unused_exit(y)
+                    else:
+                        self.queue.append(y.op)
+            else:
+                self.queue.append(t.op)
+
+    def _seed_unused_exit(self, y):
+        from tensorweave.ops.control_flow_state import is_trainable
+        if is_trainable(y):
+            self.grads[y] = [self.loop_state.zeros_like_for_exit(y)]
+        self.queue.append(y.op)
+

@@ -17,6 +17,7 @@ import numpy as np
 from tensorweave import errors
 from tensorweave.runtime.executor_linear import is_multi_output
 from tensorweave.runtime.kernels import instantiate, wrap_error
+from tensorweave.runtime.frame_check import check_frames
 from tensorweave.runtime.step import OpContext
 
 
@@ -36,7 +37,7 @@ class _Item:
 
     __slots__ = ("node", "index", "kernel_def", "compute", "role", "num_data_inputs", "num_control_inputs",
                  "out_edges", "control_out", "multi", "is_constant_enter", "frame_name", "parallel_iterations",
-                 "transfer")
+                 "transfer", "control_trigger")
 
 
 class _IterState:
@@ -95,6 +96,7 @@ class DataflowExecutor:
             item.control_out = []
             item.multi = is_multi_output(node.op_def)
             item.transfer = node.op_type == "_Send"  # a Send runs even when dead, to tell its Recv
+            item.control_trigger = node.op_type == "ControlTrigger"  # runs, and is live, even when dead
             item.is_constant_enter = item.role == "enter" and bool(node.attrs.get("is_constant", False))
             item.frame_name = node.attrs.get("frame_name") if item.role == "enter" else None
             item.parallel_iterations = node.attrs.get("parallel_iterations", 10) if item.role == "enter" else 0
@@ -106,6 +108,8 @@ class DataflowExecutor:
             for c in item.node.control_inputs:
                 by_id[id(c)].control_out.append(item)
         self.roots = [it for it in self.items if not it.num_data_inputs and not it.num_control_inputs]
+        if any(it.role in ("enter", "exit") for it in self.items):
+            check_frames(self.items)
         self.enters_per_frame = collections.Counter(it.frame_name for it in self.items if it.role == "enter")
         self.parallel_per_frame = {it.frame_name: it.parallel_iterations for it in self.items if it.role == "enter"}
 
@@ -176,7 +180,7 @@ class _Run:
         stats = self.step.stats
         start = time.perf_counter() if stats is not None else 0.0
         try:
-            if dead and not item.transfer:
+            if dead and not item.transfer and not item.control_trigger:
                 if role == "retval":
                     self._store_result(item, DEAD)
                 outputs = [DEAD] * item.node.num_outputs
@@ -191,6 +195,10 @@ class _Run:
                     out = item.compute(*inputs)
                 outputs = [] if not item.node.num_outputs else (list(out) if item.multi else [out])
             elif role == "switch":
+                if np.ndim(inputs[1]) != 0:
+                    raise errors.InvalidArgumentError(None, None, (
+                        f"the predicate of a Switch (tf.cond) must be a scalar bool, but it has shape "
+                        f"{list(np.shape(inputs[1]))}; reduce it with tf.reduce_any or tf.reduce_all"))
                 outputs = [DEAD, inputs[0]] if bool(inputs[1]) else [inputs[0], DEAD]
             elif role == "merge" or role in _FORWARDING:
                 outputs = inputs
@@ -239,7 +247,7 @@ class _Run:
         item, frame, it, dead, _ = entry
         with self.cv:
             if outputs is not None and self.error is None:
-                self._propagate(item, frame, it, outputs, dead)
+                self._propagate(item, frame, it, outputs, dead and not item.control_trigger)
             self._decrement(frame, it)
             self.in_flight -= 1
             if self.in_flight == 0 or self.ready:
@@ -400,3 +408,4 @@ class _Run:
         st.outstanding_frames -= 1
         if st.outstanding_ops == 0 and st.outstanding_frames == 0:
             self._cleanup(parent, pit)
+
