@@ -37,6 +37,7 @@ from tensorweave.ops.logging_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.random_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.state_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.tensor_array_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_operators import *  # noqa: E402,F401,F403
 from tensorweave.ops.variable_scope import *  # noqa: E402,F401,F403
 from tensorweave.ops.variables import *  # noqa: E402,F401,F403

@@ -8,6 +8,7 @@ from tensorweave_cpu.device import cpu_device_factory
 
 KERNEL_MODULES = (
     "tensorweave_cpu.kernels.array",
+    "tensorweave_cpu.kernels.control_flow",
     "tensorweave_cpu.kernels.data_flow",
     "tensorweave_cpu.kernels.io",
     "tensorweave_cpu.kernels.math",

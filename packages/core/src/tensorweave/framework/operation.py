@@ -137,6 +137,12 @@ class Operation:
         for op in ops:
             self._add_control_input(op)
 
+    def _remove_all_control_inputs(self):
+        for op in self._control_inputs:
+            op._control_outputs.remove(self)
+        self._control_inputs = []
+        self._graph._version += 1
+
     def __repr__(self):
         return f"<tf.Operation '{self._name}' type={self.type}>"
 

@@ -18,7 +18,9 @@ OP_MODULES = (
     "tensorweave.ops.top_k_ops",
     "tensorweave.ops.dynamic_partition_ops",
     "tensorweave.ops.random_ops",
+    "tensorweave.ops.stack_ops",
     "tensorweave.ops.state_ops",
+    "tensorweave.ops.tensor_array_ops",
     "tensorweave.ops.training_ops",
     "tensorweave.runtime.internal_ops",
 )
