@@ -240,7 +240,7 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
             noise_shape = array_ops.shape(x)
         uniform = random_ops.random_uniform(noise_shape, seed=seed, dtype=x.dtype)
         kept = math_ops.floor(keep_prob + uniform)  # 1 with probability keep_prob, else 0
-        result = math_ops.div(x, keep_prob) * kept
+        result = x / keep_prob * kept
         result.set_shape(x.shape)
         return result
 
