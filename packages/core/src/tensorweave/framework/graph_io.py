@@ -136,6 +136,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None)
     graph = get_default_graph()
     input_map = {_canon(k): v for k, v in (input_map or {}).items()}
     created = {}
+    back_edges = []  # (Merge op, input index, NextIteration name): loops are closed once all ops exist
     pending = list(graph_def.node)
     by_name = {n.name: n for n in pending}
     order = _topo_order(pending, by_name)
@@ -151,9 +152,21 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None)
                 key = _canon(ref)
                 if key in input_map:
                     inputs.append(input_map[key])
-                else:
-                    src, idx = key.rsplit(":", 1)
+                    continue
+                src, idx = key.rsplit(":", 1)
+                if src in created:
                     inputs.append(created[src].outputs[int(idx)])
+                elif node.op == "Merge" and by_name.get(src) is not None and by_name[src].op == "NextIteration":
+                    back_edges.append((node.name, len(inputs), src))
+                    inputs.append(None)
+                else:
+                    raise ValueError(f"import_graph_def: node {node.name!r} reads {ref!r}, which is "
+                                     + ("not in the GraphDef" if src not in by_name else
+                                        "on a cycle that is not a while loop (only NextIteration may feed a Merge "
+                                        "back)"))
+            if any(t is None for t in inputs):  # a loop Merge: its Enter input stands in until NextIteration exists
+                stand_in = next(t for t in inputs if t is not None)
+                inputs = [stand_in if t is None else t for t in inputs]
             attrs = {k: v for k, v in node.attr.items() if k != "_output_shapes"}
             from tensorweave.framework.apply_op import _output_dtypes
             op = graph.create_op(op_def, inputs, attrs, _output_dtypes(op_def, attrs), node.name)
@@ -172,6 +185,8 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None)
                 for t, s in zip(op.outputs, node.attr["_output_shapes"]):
                     t.set_shape(s)
             created[node.name] = op
+    for merge_name, index, src in back_edges:
+        created[merge_name]._update_input(index, created[src].outputs[0])
     if return_elements is None:
         return None
     out = []

@@ -92,9 +92,10 @@ def create_outside_contexts(build, ctx):
     """
     with in_context(ctx.graph, None), ctx.graph.control_dependencies(None):
         result = build()
-    result.op._control_flow_context = ctx
+    op = getattr(result, "op", result)
+    op._control_flow_context = ctx
     if ctx.outer_context is not None:
-        ctx.outer_context.add_inner_op(result.op)
+        ctx.outer_context.add_inner_op(op)
     return result
 
 

@@ -218,20 +218,21 @@ class TensorArray:
 
 
 # ---- gradients: reads become writes of the gradient array, writes become reads ------------------------
-def grad_source(tensor):
-    """Which tf.gradients call a gradient tensor belongs to: its name up to the last 'gradients*' scope."""
-    parts = tensor.name.split("/")
+def grad_source(graph):
+    """Which tf.gradients call is building: the name scope up to its last 'gradients*' component.
+    Each call gets its own gradient arrays, so two gradient computations never mix."""
+    parts = graph.get_name_scope().split("/")
     positions = [i for i, p in enumerate(parts) if p.startswith("gradients")]
     if not positions:
-        raise ValueError(f"TensorArray gradient: expected a gradient tensor under a 'gradients' name scope, got "
-                         f"{tensor.name!r}")
+        raise ValueError(f"TensorArray gradients are built by tf.gradients (in a 'gradients' name scope); the "
+                         f"current scope is {graph.get_name_scope()!r}")
     return "/".join(parts[:positions[-1] + 1])
 
 
-def _grad_array(op, flow, grad_tensor):
+def _grad_array(op, flow):
     array = TensorArray(op.get_attr("dtype") if "dtype" in op.attrs else op.get_attr("T"),
                         handle=op.inputs[0], flow=flow)
-    return array.grad(grad_source(grad_tensor), flow=flow)
+    return array.grad(grad_source(op.graph), flow=flow)
 
 
 def _after_forward(op, flow_grad):
@@ -245,34 +246,34 @@ def _after_forward(op, flow_grad):
 @READ.set_gradient
 def _read_grad(op, grad):
     flow = op.inputs[2]
-    return [None, None, _grad_array(op, flow, grad).write(op.inputs[1], grad).flow]
+    return [None, None, _grad_array(op, flow).write(op.inputs[1], grad).flow]
 
 
 @WRITE.set_gradient
 def _write_grad(op, flow_grad):
     flow = _after_forward(op, flow_grad)
-    return [None, None, _grad_array(op, flow, flow_grad).read(op.inputs[1]), flow]
+    return [None, None, _grad_array(op, flow).read(op.inputs[1]), flow]
 
 
 @GATHER.set_gradient
 def _gather_grad(op, grad):
     flow = op.inputs[2]
-    return [None, None, _grad_array(op, flow, grad).scatter(op.inputs[1], grad).flow]
+    return [None, None, _grad_array(op, flow).scatter(op.inputs[1], grad).flow]
 
 
 @SCATTER.set_gradient
 def _scatter_grad(op, flow_grad):
     flow = _after_forward(op, flow_grad)
-    return [None, None, _grad_array(op, flow, flow_grad).gather(op.inputs[1]), flow]
+    return [None, None, _grad_array(op, flow).gather(op.inputs[1]), flow]
 
 
 @CONCAT.set_gradient
 def _concat_grad(op, grad, _):
     flow = op.inputs[1]
-    return [None, _grad_array(op, flow, grad).split(grad, op.outputs[1]).flow]
+    return [None, _grad_array(op, flow).split(grad, op.outputs[1]).flow]
 
 
 @SPLIT.set_gradient
 def _split_grad(op, flow_grad):
     flow = _after_forward(op, flow_grad)
-    return [None, _grad_array(op, flow, flow_grad).concat(), None, flow]
+    return [None, _grad_array(op, flow).concat(), None, flow]

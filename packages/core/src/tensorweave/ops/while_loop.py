@@ -168,9 +168,7 @@ class WhileContext(ControlFlowContext):
             body_vars = [array_ops.identity(s[1]) for s in switches]
             self.pivot_for_body = body_vars[0]
             packed_body = _call_args(loop_vars, _rewrap(flat_orig, body_vars))
-            result = body_fn(*packed_body)
-            if isinstance(loop_vars, (list, tuple)) and not isinstance(result, (list, tuple)):
-                result = [result]
+            result = _as_sequence_like(loop_vars, body_fn(*packed_body))
             _check_structure(loop_vars, result)
             flat_result = nest.flatten(result)
             for i, (m, v) in enumerate(zip(merges, flat_result)):
@@ -186,6 +184,17 @@ def _rewrap(flat_orig, tensors):
     """Loop tensors with TensorArrays put back where the loop variables were TensorArrays."""
     from tensorweave.ops.tensor_array_ops import TensorArray
     return [TensorArray.from_flow(o, t) if isinstance(o, TensorArray) else t for o, t in zip(flat_orig, tensors)]
+
+
+def _is_plain_sequence(x):
+    return isinstance(x, (list, tuple)) and not hasattr(x, "_fields")
+
+
+def _as_sequence_like(loop_vars, result):
+    """A body's result for a one-variable list of loop_vars may be the bare value."""
+    if _is_plain_sequence(loop_vars) and len(loop_vars) == 1 and not _is_plain_sequence(result):
+        return [result]
+    return result
 
 
 def _call_args(loop_vars, flat):
@@ -208,7 +217,7 @@ def _check_loop_pred(pred):
 
 def _check_structure(loop_vars, result):
     def top(x):
-        return list(x) if isinstance(x, (list, tuple)) and not hasattr(x, "_fields") else x
+        return list(x) if _is_plain_sequence(x) else x
     if not nest.same_structure(top(loop_vars), top(result)):
         raise ValueError(f"tf.while_loop: body must return the same structure as loop_vars, but loop_vars is "
                          f"{nest.describe(loop_vars)} and body returned {nest.describe(result)} ({_call_site()})")
@@ -293,8 +302,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             result = ctx.build_loop(cond, body, loop_vars, shape_invariants, outer_deps, limited=wrapped)
     if wrapped:
         result = result[1]
-    if isinstance(result, (list, tuple)) and not hasattr(result, "_fields") and len(result) == 1 \
-            and not return_same_structure:
+    if _is_plain_sequence(result) and len(result) == 1 and not return_same_structure:
         return result[0]
     return result
 
@@ -313,9 +321,9 @@ def _with_iteration_limit(cond, body, loop_vars, shape_invariants, maximum_itera
         return math_ops.logical_and(math_ops.less(i, limit), cond(*lv) if star else cond(lv))
 
     def limited_body(i, lv):
-        result = body(*lv) if star else body(lv)
-        if star and not isinstance(result, (list, tuple)):
-            result = [result]
+        result = _as_sequence_like(lv, body(*lv) if star else body(lv))
+        if isinstance(lv, list) and isinstance(result, tuple) and not hasattr(result, "_fields"):
+            result = list(result)
         return math_ops.add(i, 1), result
 
     invariants = None if shape_invariants is None else (tensor_shape.TensorShape([]), shape_invariants)

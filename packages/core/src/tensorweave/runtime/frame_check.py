@@ -15,65 +15,94 @@ def _frame_text(frame):
 def check_frames(items):
     """Infers each node's frame (as TF's ControlFlowInfo) and refuses edges that cross frames other than
     through Enter and Exit: a tensor fed or fetched inside a loop, or a loop split across devices."""
-    indegree = {id(it): 0 for it in items}
     succ = {id(it): [] for it in items}
+    preds = {id(it): [] for it in items}
     for it in items:
-        for edges in it.out_edges:
-            for dst, _ in edges:
-                if not (it.role == "next_iteration" and dst.role == "merge"):
-                    indegree[id(dst)] += 1
-                    succ[id(it)].append(dst)
-        for dst in it.control_out:
-            indegree[id(dst)] += 1
+        for dst in [dst for edges in it.out_edges for dst, _ in edges] + it.control_out:
+            preds[id(dst)].append(it)
             succ[id(it)].append(dst)
     in_frame, out_frame, parent = {}, {}, {}
+    _forward(items, succ, in_frame, out_frame, parent)
+    _backward(items, succ, in_frame, out_frame)
+    for it in items:
+        frame = in_frame.get(id(it))
+        if it.role == "retval" and frame:
+            raise errors.InvalidArgumentError(None, it.node.source, (
+                f"cannot fetch {_source_name(it)!r}: it is computed inside {_frame_text(frame)}, where each "
+                f"iteration has its own value; fetch the loop's output (or collect values in a TensorArray)"))
+        for src in preds[id(it)]:
+            if src.role == "arg" and frame:
+                raise errors.InvalidArgumentError(None, src.node.source, (
+                    f"cannot feed {_source_name(src)!r}: it is computed inside {_frame_text(frame)}, where each "
+                    f"iteration has its own value; feed a tensor created outside the loop instead"))
+            if out_frame.get(id(src)) not in (None, frame):
+                _refuse(src, it, out_frame[id(src)], frame)
+
+
+def _forward(items, succ, in_frame, out_frame, parent):
+    """Frames from the inputs down, in topological order (NextIteration back edges ignored). Fed values
+    (_Arg) carry no frame: the frame of what they feed comes from its other inputs or its consumers."""
+    indegree = {id(it): 0 for it in items}
+    for it in items:
+        for dst in succ[id(it)]:
+            if not (it.role == "next_iteration" and dst.role == "merge"):
+                indegree[id(dst)] += 1
     ready = [it for it in items if indegree[id(it)] == 0]
+    sources = {id(it) for it in ready if it.role != "arg"}
     while ready:
         it = ready.pop()
-        frame = in_frame.setdefault(id(it), "")
-        if it.role == "enter":
-            known = parent.setdefault(it.frame_name, frame)
-            if known != frame:
-                raise errors.InvalidArgumentError(None, it.node.source, (
-                    f"Enter {it.node.name!r} enters frame {it.frame_name!r} from {_frame_text(frame)}, but other "
-                    f"Enters of that frame come from {_frame_text(known)}"))
-            out = it.frame_name
-        elif it.role == "exit":
-            if frame == "":
-                raise errors.InvalidArgumentError(None, it.node.source, (
-                    f"Exit {it.node.name!r} is not inside a while loop"))
-            out = parent[frame]
-        else:
-            out = frame
-        out_frame[id(it)] = out
+        frame = in_frame.get(id(it), "" if id(it) in sources else None)
+        if frame is not None:
+            in_frame[id(it)] = frame
+            out = _out_frame(it, frame, parent)
+            out_frame[id(it)] = out
         for dst in succ[id(it)]:
-            in_frame.setdefault(id(dst), out)
+            if it.role == "next_iteration" and dst.role == "merge":
+                continue
+            if frame is not None:
+                in_frame.setdefault(id(dst), out)
             indegree[id(dst)] -= 1
             if indegree[id(dst)] == 0:
                 ready.append(dst)
-    for it in items:
-        for slot, edges in enumerate(it.out_edges):
-            for dst, _ in edges:
-                _check_edge(it, dst, out_frame.get(id(it)), in_frame.get(id(dst)))
-        for dst in it.control_out:
-            _check_edge(it, dst, out_frame.get(id(it)), in_frame.get(id(dst)))
 
 
-def _check_edge(src, dst, src_frame, dst_frame):
-    if src_frame is None or dst_frame is None or src_frame == dst_frame:
-        return
-    if src.role == "arg":
-        name = src.node.source.name if src.node.source is not None else src.node.name
-        message = (f"cannot feed {name!r}: it is computed inside {_frame_text(dst_frame)}, where each iteration "
-                   f"has its own value; feed a tensor created outside the loop instead")
-    elif dst.role == "retval":
-        name = dst.node.source.name if dst.node.source is not None else dst.node.name
-        message = (f"cannot fetch {name!r}: it is computed inside {_frame_text(src_frame)}, where each iteration "
-                   f"has its own value; fetch the loop's output (or collect values in a TensorArray)")
-    else:
-        message = (f"op {dst.node.name!r} ({dst.node.op_type}) in {_frame_text(dst_frame)} takes an input from "
-                   f"{src.node.name!r} ({src.node.op_type}) in {_frame_text(src_frame)}; tensors cross into and out "
-                   f"of a loop only through Enter and Exit")
-        if "_Recv" in (src.node.op_type, dst.node.op_type) or "_Send" in (src.node.op_type, dst.node.op_type):
-            message += ". A while loop must run on one device: place its ops with one tf.device scope"
+def _out_frame(it, frame, parent):
+    if it.role == "enter":
+        known = parent.setdefault(it.frame_name, frame)
+        if known != frame:
+            raise errors.InvalidArgumentError(None, it.node.source, (
+                f"Enter {it.node.name!r} enters frame {it.frame_name!r} from {_frame_text(frame)}, but other "
+                f"Enters of that frame come from {_frame_text(known)}"))
+        return it.frame_name
+    if it.role == "exit":
+        if frame not in parent:
+            raise errors.InvalidArgumentError(None, it.node.source, f"Exit {it.node.name!r} is not inside a while loop")
+        return parent[frame]
+    return frame
+
+
+def _backward(items, succ, in_frame, out_frame):
+    """Nodes fed only by _Arg values take the frame of their consumers."""
+    changed = True
+    while changed:
+        changed = False
+        for it in items:
+            if id(it) in in_frame or it.role in ("arg", "enter", "exit"):
+                continue
+            known = [in_frame[id(d)] for d in succ[id(it)] if id(d) in in_frame and d.role not in ("enter", "exit")]
+            if known:
+                in_frame[id(it)] = out_frame[id(it)] = known[0]
+                changed = True
+
+
+def _source_name(item):
+    return item.node.source.name if item.node.source is not None else item.node.name
+
+
+def _refuse(src, dst, src_frame, dst_frame):
+    message = (f"op {dst.node.name!r} ({dst.node.op_type}) in {_frame_text(dst_frame)} takes an input from "
+               f"{src.node.name!r} ({src.node.op_type}) in {_frame_text(src_frame)}; tensors cross into and out "
+               f"of a loop only through Enter and Exit")
+    if {"_Recv", "_Send"} & {src.node.op_type, dst.node.op_type}:
+        message += ". A while loop must run on one device: place its ops with one tf.device scope"
     raise errors.InvalidArgumentError(None, dst.node.source or src.node.source, message)

@@ -266,8 +266,15 @@ def _ta_grad(handle, flow_in, *, source):
 
 # ---- Assert and Print ------------------------------------------------------------------------------------
 def _text(x):
+    """One value as TF prints it: bytes decoded, floats in their shortest round-tripping %g form."""
     if isinstance(x, bytes):
         return x.decode("utf-8", "replace")
+    if isinstance(x, (float, np.floating)):
+        kind = type(x) if isinstance(x, np.floating) else float
+        for digits in (6, 9, 17):
+            text = f"{x:.{digits}g}"
+            if kind(text) == x or x != x:
+                return text
     return str(x)
 
 
@@ -275,7 +282,7 @@ def _summary(value, limit):
     """TF1's summary of a tensor: nested brackets, the first ``limit`` values, '...' after them."""
     arr = np.asarray(value)
     if arr.ndim == 0:
-        return _text(arr.item())
+        return _text(arr[()])
     budget = [arr.size if limit < 0 else limit]
 
     def walk(a):
@@ -285,7 +292,7 @@ def _summary(value, limit):
                 parts.append("...")
                 break
             if a.ndim == 1:
-                parts.append(_text(x.item() if hasattr(x, "item") else x))
+                parts.append(_text(x))
                 budget[0] -= 1
             else:
                 parts.append(walk(x))
