@@ -261,7 +261,8 @@ class _Backprop:
                 ready = self.pending[t.op] > 0 and is_loop_switch(t.op)  # visited from each side
             if not ready:
                 continue
-            if self.loop_state is not None and is_loop_exit(t.op):
+            if self.loop_state is not None and is_loop_exit(t.op) and \
+                    self.loop_state.grad_state_of(t.op, before=False) is not None:
                 live, unused = self.loop_state.exit_ready(t, lambda y: bool(self.grads.get(y)))
                 self.queue.extend(y.op for y in live)
                 for y in unused:

@@ -62,9 +62,9 @@ _LOG_LEVELS = {logging.debug: "log(debug)", logging.info: "log(info)", logging.w
 
 
 def _stream_name(stream):
-    if stream is sys.stdout or stream == "stdout":
+    if stream is sys.stdout or stream is sys.__stdout__ or stream == "stdout":
         return "stdout"
-    if stream is sys.stderr or stream == "stderr":
+    if stream is None or stream is sys.stderr or stream is sys.__stderr__ or stream == "stderr":
         return "stderr"
     if stream in _LOG_LEVELS:
         return _LOG_LEVELS[stream]
@@ -79,8 +79,11 @@ class _Slot:
         return "{}"
 
 
-def print(*inputs, output_stream=sys.stderr, summarize=3, sep=" ", end="\n", name=None):  # noqa: A001 - TF's name
-    """TF2's ``tf.print``: an op printing Python values and tensors (nested in lists/dicts too)."""
+def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):  # noqa: A001 - TF's name
+    """TF2's ``tf.print``: an op printing Python values and tensors (nested in lists/dicts too).
+
+    ``output_stream`` is sys.stderr (the default), sys.stdout, a logging function or 'file://path'.
+    """
     tensors, parts = [], []
     for value in inputs:
         leaves = nest.flatten(value) if nest.is_nested(value) else [value]

@@ -21,9 +21,7 @@ def check_frames(items):
         for dst in [dst for edges in it.out_edges for dst, _ in edges] + it.control_out:
             preds[id(dst)].append(it)
             succ[id(it)].append(dst)
-    in_frame, out_frame, parent = {}, {}, {}
-    _forward(items, succ, in_frame, out_frame, parent)
-    _backward(items, succ, in_frame, out_frame)
+    in_frame, out_frame, origin = _infer(items, succ)
     for it in items:
         frame = in_frame.get(id(it))
         if it.role == "retval" and frame:
@@ -31,39 +29,33 @@ def check_frames(items):
                 f"cannot fetch {_source_name(it)!r}: it is computed inside {_frame_text(frame)}, where each "
                 f"iteration has its own value; fetch the loop's output (or collect values in a TensorArray)"))
         for src in preds[id(it)]:
-            if src.role == "arg" and frame:
-                raise errors.InvalidArgumentError(None, src.node.source, (
-                    f"cannot feed {_source_name(src)!r}: it is computed inside {_frame_text(frame)}, where each "
-                    f"iteration has its own value; feed a tensor created outside the loop instead"))
             if out_frame.get(id(src)) not in (None, frame):
-                _refuse(src, it, out_frame[id(src)], frame)
+                _refuse(src, it, out_frame[id(src)], frame, origin)
 
 
-def _forward(items, succ, in_frame, out_frame, parent):
-    """Frames from the inputs down, in topological order (NextIteration back edges ignored). Fed values
-    (_Arg) carry no frame: the frame of what they feed comes from its other inputs or its consumers."""
+def _infer(items, succ):
+    """Frames from the inputs down, in topological order (NextIteration back edges ignored); ``origin``
+    remembers which input decided each node's frame."""
     indegree = {id(it): 0 for it in items}
     for it in items:
         for dst in succ[id(it)]:
             if not (it.role == "next_iteration" and dst.role == "merge"):
                 indegree[id(dst)] += 1
+    in_frame, out_frame, origin, parent = {}, {}, {}, {}
     ready = [it for it in items if indegree[id(it)] == 0]
-    sources = {id(it) for it in ready if it.role != "arg"}
     while ready:
         it = ready.pop()
-        frame = in_frame.get(id(it), "" if id(it) in sources else None)
-        if frame is not None:
-            in_frame[id(it)] = frame
-            out = _out_frame(it, frame, parent)
-            out_frame[id(it)] = out
+        frame = in_frame.setdefault(id(it), "")
+        out = out_frame[id(it)] = _out_frame(it, frame, parent)
         for dst in succ[id(it)]:
             if it.role == "next_iteration" and dst.role == "merge":
                 continue
-            if frame is not None:
-                in_frame.setdefault(id(dst), out)
+            if id(dst) not in in_frame:
+                in_frame[id(dst)], origin[id(dst)] = out, it
             indegree[id(dst)] -= 1
             if indegree[id(dst)] == 0:
                 ready.append(dst)
+    return in_frame, out_frame, origin
 
 
 def _out_frame(it, frame, parent):
@@ -81,25 +73,18 @@ def _out_frame(it, frame, parent):
     return frame
 
 
-def _backward(items, succ, in_frame, out_frame):
-    """Nodes fed only by _Arg values take the frame of their consumers."""
-    changed = True
-    while changed:
-        changed = False
-        for it in items:
-            if id(it) in in_frame or it.role in ("arg", "enter", "exit"):
-                continue
-            known = [in_frame[id(d)] for d in succ[id(it)] if id(d) in in_frame and d.role not in ("enter", "exit")]
-            if known:
-                in_frame[id(it)] = out_frame[id(it)] = known[0]
-                changed = True
-
-
 def _source_name(item):
     return item.node.source.name if item.node.source is not None else item.node.name
 
 
-def _refuse(src, dst, src_frame, dst_frame):
+def _refuse(src, dst, src_frame, dst_frame, origin):
+    fed = src
+    while fed is not None and fed.role != "arg" and fed.role not in ("enter", "exit"):
+        fed = origin.get(id(fed))
+    if fed is not None and fed.role == "arg":  # a value fed at the top level reaches into a loop
+        raise errors.InvalidArgumentError(None, fed.node.source, (
+            f"cannot feed {_source_name(fed)!r}: it is computed inside {_frame_text(dst_frame or src_frame)}, "
+            f"where each iteration has its own value; feed a tensor created outside the loop instead"))
     message = (f"op {dst.node.name!r} ({dst.node.op_type}) in {_frame_text(dst_frame)} takes an input from "
                f"{src.node.name!r} ({src.node.op_type}) in {_frame_text(src_frame)}; tensors cross into and out "
                f"of a loop only through Enter and Exit")

@@ -279,7 +279,7 @@ def _text(x):
 
 
 def _summary(value, limit):
-    """TF1's summary of a tensor: nested brackets, the first ``limit`` values, '...' after them."""
+    """TF1's SummarizeValue: the first ``limit`` values, '...' after them, brackets for inner dimensions."""
     arr = np.asarray(value)
     if arr.ndim == 0:
         return _text(arr[()])
@@ -289,15 +289,13 @@ def _summary(value, limit):
         parts = []
         for x in a:
             if budget[0] <= 0:
-                parts.append("...")
-                break
+                return " ".join(parts) + "..." if a.ndim == 1 else "".join(parts) + "..."
             if a.ndim == 1:
                 parts.append(_text(x))
                 budget[0] -= 1
             else:
-                parts.append(walk(x))
-        joiner = " " if a.ndim == 1 else ""
-        return "[" + joiner.join(parts).replace(" ...", "...") + "]"
+                parts.append("[" + walk(x) + "]")
+        return (" " if a.ndim == 1 else "").join(parts)
 
     return walk(arr)
 
