@@ -163,3 +163,15 @@ def test_second_order_loop_gradients_are_refused():
     g = tf.gradients(y, x)[0]
     with pytest.raises(TypeError, match="second-order gradients through while loops are not supported"):
         tf.gradients(g, x)
+
+
+def test_the_backward_loop_runs_on_the_forward_loop_device():
+    x = tf.placeholder(tf.float64, [2])
+    with tf.device("/cpu:1"):
+        y = _loop(lambda v: [tf.multiply(v, tf.sin(x))], [x])[0]
+    g = tf.gradients(tf.reduce_sum(y), x)[0]
+    xv = np.array([0.5, 1.0])
+    with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as sess:
+        got = sess.run(g, {x: xv})
+    s, c = np.sin(xv), np.cos(xv)
+    np.testing.assert_allclose(got, s ** 3 + xv * 3 * s ** 2 * c)

@@ -187,3 +187,23 @@ def test_tensor_arrays_as_loop_variables(sess):
                           lambda i, ta: (tf.add(i, 1), ta.write(i, tf.multiply(tf.cast(i, tf.float32), 2.0))), [0, ta])
     assert isinstance(ta, tf.TensorArray)
     np.testing.assert_allclose(sess.run(ta.stack()), [0, 2, 4, 6, 8])
+
+
+def test_a_loop_runs_on_its_device_and_a_split_loop_is_refused():
+    config = tf.ConfigProto(device_count={"CPU": 2})
+    x = tf.constant(1.0)
+    with tf.device("/cpu:1"):
+        on_one = tf.while_loop(lambda v: tf.less(v, 10.0), lambda v: tf.multiply(v, 3.0), [x])
+
+    def split_body(v):
+        with tf.device("/cpu:0"):
+            return tf.multiply(v, 3.0)
+
+    with tf.device("/cpu:1"):
+        split = tf.while_loop(lambda v: tf.less(v, 10.0), split_body, [x])
+    with tf.Session(config=config) as sess:
+        meta = tf.RunMetadata()
+        assert sess.run(on_one, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), run_metadata=meta) == 27.0
+        assert any(d.device.endswith("CPU:1") for d in meta.step_stats.dev_stats)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="a while loop must run on one device"):
+            sess.run(split)

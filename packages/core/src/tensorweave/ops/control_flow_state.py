@@ -9,7 +9,7 @@ from tensorweave.ops import control_flow_ops as cf
 from tensorweave.ops.control_flow_context import (
     in_context, is_loop_exit, is_loop_switch, is_switch, while_context_of,
 )
-from tensorweave.ops.loop_grad_state import GradLoopState
+from tensorweave.ops.loop_grad_state import GradLoopState, on_loop_device
 
 
 def is_trainable(tensor):
@@ -31,9 +31,15 @@ class ControlFlowState:
             forward = while_context_of(op)
         return self._map.get(forward) if forward is not None else None
 
+    @contextlib.contextmanager
     def grad_context_for(self, op, before):
+        """Builds in the backward loop (and on the device) of ``op``'s loop, if it is in one."""
         state = self.grad_state_of(op, before)
-        return state.grad_context.entered() if state is not None else contextlib.nullcontext()
+        if state is None:
+            yield
+            return
+        with on_loop_device(state.forward_context), state.grad_context.entered():
+            yield
 
     def add_while_context(self, op, between_list, between):
         forward = while_context_of(op)
@@ -132,7 +138,7 @@ class ControlFlowState:
         for state in self._map.values():
             for back_merge in state.switch_map.values():
                 if back_merge.op.inputs[0] is back_merge.op.inputs[1]:
-                    with state.grad_context.entered():
+                    with on_loop_device(state.forward_context), state.grad_context.entered():
                         going = cf.switch(back_merge, state.grad_context.pivot)[1]
                         back_merge.op._update_input(1, cf.next_iteration(array_ops.zeros_like(going)))
 

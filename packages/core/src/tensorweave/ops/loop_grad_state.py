@@ -7,9 +7,19 @@ edges keep the pushes (and pops) of one iteration before those of the next, howe
 run in parallel. Nested loops keep their counts on the outer loop's stacks.
 """
 
+import contextlib
+
 from tensorweave.framework.tensor_util import constant_value
 from tensorweave.ops import control_flow_ops as cf
 from tensorweave.ops.control_flow_context import create_outside_contexts, in_context, output_context
+
+
+@contextlib.contextmanager
+def on_loop_device(forward_ctx):
+    """Builds ops on the forward loop's device: a loop and its gradient loop run on one device."""
+    graph = forward_ctx.graph
+    with graph.device(None), graph.device(forward_ctx.pivot.op.device):
+        yield
 
 
 def loop_constant_enter_of(value):
@@ -22,7 +32,6 @@ def loop_constant_enter_of(value):
 
 class GradLoopState:
     def __init__(self, forward_ctx, outer_grad_state, call_context):
-        from tensorweave.ops.while_loop import WhileContext
         self.forward_context = forward_ctx
         self.outer_grad_state = outer_grad_state
         self.call_context = call_context  # the context tf.gradients was called in; stacks live there
@@ -35,6 +44,11 @@ class GradLoopState:
         self._forward_sync = None
         self._grad_sync = None
         graph = forward_ctx.graph
+        with on_loop_device(forward_ctx):
+            self._build_counters(graph, forward_ctx, outer_grad_state)
+
+    def _build_counters(self, graph, forward_ctx, outer_grad_state):
+        from tensorweave.ops.while_loop import WhileContext
         outer_forward = outer_grad_state.forward_context if outer_grad_state else forward_ctx.outer_context
         with in_context(graph, outer_forward):
             count, self.forward_index = self._add_forward_loop_counter()

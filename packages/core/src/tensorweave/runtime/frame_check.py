@@ -68,7 +68,10 @@ def _out_frame(it, frame, parent):
         return it.frame_name
     if it.role == "exit":
         if frame not in parent:
-            raise errors.InvalidArgumentError(None, it.node.source, f"Exit {it.node.name!r} is not inside a while loop")
+            raise errors.InvalidArgumentError(None, it.node.source, (
+                f"Exit {it.node.name!r} leaves {_frame_text(frame)}, but no Enter of that frame runs on "
+                f"{it.node.device or 'this device'}: a while loop must run on one device (place all of its ops "
+                f"with one tf.device scope)" if frame else f"Exit {it.node.name!r} is not inside a while loop"))
         return parent[frame]
     return frame
 
@@ -78,16 +81,17 @@ def _source_name(item):
 
 
 def _refuse(src, dst, src_frame, dst_frame, origin):
-    fed = src
-    while fed is not None and fed.role != "arg" and fed.role not in ("enter", "exit"):
-        fed = origin.get(id(fed))
-    if fed is not None and fed.role == "arg":  # a value fed at the top level reaches into a loop
-        raise errors.InvalidArgumentError(None, fed.node.source, (
-            f"cannot feed {_source_name(fed)!r}: it is computed inside {_frame_text(dst_frame or src_frame)}, "
+    cause = src
+    while cause is not None and cause.role not in ("arg", "enter", "exit") and cause.node.op_type != "_Recv":
+        cause = origin.get(id(cause))
+    if cause is not None and cause.role == "arg":  # a value fed at the top level reaches into a loop
+        raise errors.InvalidArgumentError(None, cause.node.source, (
+            f"cannot feed {_source_name(cause)!r}: it is computed inside {_frame_text(dst_frame or src_frame)}, "
             f"where each iteration has its own value; feed a tensor created outside the loop instead"))
     message = (f"op {dst.node.name!r} ({dst.node.op_type}) in {_frame_text(dst_frame)} takes an input from "
                f"{src.node.name!r} ({src.node.op_type}) in {_frame_text(src_frame)}; tensors cross into and out "
                f"of a loop only through Enter and Exit")
-    if {"_Recv", "_Send"} & {src.node.op_type, dst.node.op_type}:
-        message += ". A while loop must run on one device: place its ops with one tf.device scope"
+    if cause is not None and cause.node.op_type == "_Recv" or "_Send" in (src.node.op_type, dst.node.op_type):
+        message += (". The loop's ops are on more than one device; a while loop must run on one device "
+                    "(place all of its ops with one tf.device scope)")
     raise errors.InvalidArgumentError(None, dst.node.source or src.node.source, message)
