@@ -129,6 +129,7 @@ class _Run:
         self.cv = threading.Condition(threading.RLock())
         self.ready = collections.deque()
         self.in_flight = 0
+        self.waiting = 0  # threads blocked in _drain; nobody needs a notify when there are none
         self.error = None
         self.root = _Frame("", None, 0, 1, 0)
 
@@ -157,9 +158,12 @@ class _Run:
         while True:
             with self.cv:
                 while not self.ready and self.in_flight > 0:
+                    self.waiting += 1
                     self.cv.wait()
+                    self.waiting -= 1
                 if not self.ready:
-                    self.cv.notify_all()
+                    if self.waiting:
+                        self.cv.notify_all()
                     return
                 entry = self.ready.popleft()
             self._process(entry)
@@ -168,7 +172,8 @@ class _Run:
         frame.iterations[it].outstanding_ops += 1
         self.in_flight += 1
         self.ready.append((item, frame, it, dead, inputs))
-        self.cv.notify()
+        if self.waiting:
+            self.cv.notify()
 
     # ---- running one node --------------------------------------------------------------
     def _process(self, entry):
@@ -250,7 +255,7 @@ class _Run:
                 self._propagate(item, frame, it, outputs, dead and not item.control_trigger)
             self._decrement(frame, it)
             self.in_flight -= 1
-            if self.in_flight == 0 or self.ready:
+            if self.waiting and (self.in_flight == 0 or self.ready):
                 self.cv.notify_all()
 
     # ---- frames and iterations (called with the lock held) ----------------------------------
