@@ -91,6 +91,15 @@ CASES = {
                                         [(2,)]),
     "maximum_iterations": (lambda x: tf.while_loop(lambda y: tf.constant(True), lambda y: tf.sin(tf.multiply(y, y)),
                                                    [x], maximum_iterations=3), [(2,)]),
+    "loop in a cond in a loop": (lambda x, w: tf.while_loop(
+        lambda i, y: tf.less(i, 3),
+        lambda i, y: (tf.add(i, 1), tf.cond(tf.less(i, 1), lambda: _loop(
+            lambda z: [tf.sin(tf.add(tf.multiply(z, w), y))], [y], 2)[0], lambda: tf.multiply(y, w))),
+        [0, x])[1], [(2,), (2,)]),
+    "three nested loops": (lambda x: _loop(lambda a: [_loop(lambda b: [_loop(
+        lambda c: [tf.multiply(tf.sin(c), x)], [b], 2)[0]], [a], 2)[0]], [x], 2)[0], [(2,)]),
+    "iteration count decided by the data": (lambda x: tf.while_loop(
+        lambda y: tf.less(tf.reduce_sum(tf.multiply(y, y)), 50.0), lambda y: tf.multiply(y, 1.5), [x]), [(2,)]),
     "functions of the iteration count": (lambda x: _loop(
         lambda y: [tf.add(y, tf.sin(tf.multiply(x, tf.cast(tf.size(y), tf.float64))))], [x])[0], [(3,)]),
 }
