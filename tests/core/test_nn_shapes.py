@@ -140,3 +140,9 @@ def test_dynamic_partition_and_stitch_shapes():
     assert merged.shape.as_list() == [4, 5]
     with pytest.raises(ValueError, match="must be a prefix"):
         tf.dynamic_partition(tf.placeholder(tf.float32, [6, 4]), tf.placeholder(tf.int32, [5]), 2)
+
+
+def test_lrn_needs_rank_4():
+    assert tf.nn.lrn(tf.placeholder(tf.float32, [None, 5, 5, 8])).shape.as_list() == [None, 5, 5, 8]
+    with pytest.raises(ValueError, match="must have rank 4"):
+        tf.nn.local_response_normalization(tf.placeholder(tf.float32, [5, 8]))

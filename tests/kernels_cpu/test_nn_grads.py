@@ -153,3 +153,9 @@ def test_dropout_gradient_is_the_mask_over_keep_prob(sess):
     (grad,) = tf.gradients(tf.reduce_sum(y), [x])
     got_y, got_grad = sess.run([y, grad])
     np.testing.assert_allclose(got_grad, (got_y != 0) / 0.7)
+
+
+@pytest.mark.parametrize("radius", [0, 2, 5])
+def test_local_response_normalization_gradient(radius):
+    check_gradients(lambda x: tf.nn.local_response_normalization(x, radius, bias=1.5, alpha=0.3, beta=0.75),
+                    [(2, 2, 2, 6)])

@@ -334,3 +334,18 @@ def test_dynamic_partition_and_stitch_round_trip(sess):
     np.testing.assert_array_equal(merged, [1.0, 0.0, 3.0, 4.0])  # index 2 repeats: the later value wins
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"partitions\[1\] = 5 is not in \[0, 3\)"):
         sess.run(tf.dynamic_partition(data, np.array([0, 5, 0, 0, 0, 0], np.int32), 3))
+
+
+def lrn_ref(x, radius, bias, alpha, beta):
+    sq = np.zeros_like(x)
+    for c in range(x.shape[-1]):
+        sq[..., c] = (x[..., max(c - radius, 0):c + radius + 1] ** 2).sum(-1)
+    return x / (bias + alpha * sq) ** beta
+
+
+@pytest.mark.parametrize("radius,bias,alpha,beta", [(5, 1.0, 1.0, 0.5), (2, 2.0, 1e-4, 0.75), (0, 1.0, 0.5, 1.0),
+                                                    (9, 1.0, 0.1, 0.5)])
+def test_local_response_normalization(radius, bias, alpha, beta):
+    check_op(lambda x: tf.nn.lrn(x, radius, bias, alpha, beta), lambda x: lrn_ref(x.astype(np.float64), radius, bias,
+                                                                               alpha, beta).astype(x.dtype),
+             [[(2, 3, 3, 7)]])

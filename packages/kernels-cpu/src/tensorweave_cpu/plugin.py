@@ -17,6 +17,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.pooling",
     "tensorweave_cpu.kernels.losses",
     "tensorweave_cpu.kernels.dynamic_partition",
+    "tensorweave_cpu.kernels.normalization",
     "tensorweave_cpu.kernels.random",
     "tensorweave_cpu.kernels.state",
     "tensorweave_cpu.kernels.training",

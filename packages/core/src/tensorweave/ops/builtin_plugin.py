@@ -17,6 +17,7 @@ OP_MODULES = (
     "tensorweave.ops.loss_ops",
     "tensorweave.ops.top_k_ops",
     "tensorweave.ops.dynamic_partition_ops",
+    "tensorweave.ops.normalization_ops",
     "tensorweave.ops.random_ops",
     "tensorweave.ops.stack_ops",
     "tensorweave.ops.state_ops",

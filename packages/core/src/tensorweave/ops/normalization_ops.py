@@ -1,10 +1,15 @@
-"""Normalization built from math ops: l2_normalize, moments and batch_normalization (their gradients follow)."""
+"""Normalization: l2_normalize, moments and batch_normalization (compositions of math ops, so their
+gradients follow) and local response normalization (the fused LRN op with its gradient op LRNGrad)."""
 
 from tensorweave import dtypes
-from tensorweave.framework import graph as graph_mod
+from tensorweave.framework import common_shapes, graph as graph_mod
+from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
-__all__ = ["l2_normalize", "moments", "batch_normalization"]
+DEFS = OpDefList()
+
+__all__ = ["l2_normalize", "moments", "batch_normalization", "local_response_normalization", "lrn"]
 
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
@@ -55,3 +60,33 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
             inv = inv * scale
         shift = offset - mean * inv if offset is not None else -mean * inv
         return x * math_ops.cast(inv, x.dtype) + math_ops.cast(shift, x.dtype)
+
+
+_LRN_ATTRS = ["T: {float16, float32, float64}", "depth_radius: int = 5", "bias: float = 1.0", "alpha: float = 1.0",
+              "beta: float = 0.5"]
+
+
+def _rank4(op):
+    return op.inputs[0].shape.with_rank(4)
+
+
+LRN = DEFS.define("LRN", inputs=["input: T"], outputs=["output: T"], attrs=_LRN_ATTRS, shape_fn=_rank4,
+                  doc="x / (bias + alpha * sum of x^2 over depth_radius neighbouring channels) ** beta.")
+LRN_GRAD = DEFS.define("LRNGrad", inputs=["input_grads: T", "input_image: T", "output_image: T"],
+                       outputs=["output: T"], attrs=_LRN_ATTRS, shape_fn=common_shapes.unchanged_shape,
+                       doc="The gradient of LRN.")
+
+
+@LRN.set_gradient
+def _lrn_grad(op, grad):
+    attrs = {name: op.get_attr(name) for name in ("depth_radius", "bias", "alpha", "beta")}
+    return [apply_op("LRNGrad", [grad, op.inputs[0], op.outputs[0]], attrs, name="LRNGrad")]
+
+
+def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5, name=None):  # noqa: A002
+    """Normalizes each channel of a 4-D NHWC tensor by the energy of its neighbouring channels (AlexNet's LRN)."""
+    return apply_op("LRN", [input], {"depth_radius": int(depth_radius), "bias": float(bias), "alpha": float(alpha),
+                                     "beta": float(beta)}, name=name or "LRN")
+
+
+lrn = local_response_normalization
