@@ -29,6 +29,7 @@ class _Dead:
 
 
 DEAD = _Dead()
+_ASYNC = object()  # _process's answer when an asynchronous kernel will complete the node later
 _FORWARDING = ("enter", "exit", "next_iteration", "loop_cond")
 
 
@@ -155,8 +156,12 @@ class _Run:
                     f"never receives a live input; check the control-flow construction."))
 
     def _drain(self):
+        finished = None  # (entry, outputs) of the node just run, completed under the next lock hold
         while True:
             with self.cv:
+                if finished is not None:
+                    self._finish(*finished)
+                    finished = None
                 while not self.ready and self.in_flight > 0:
                     self.waiting += 1
                     self.cv.wait()
@@ -166,7 +171,9 @@ class _Run:
                         self.cv.notify_all()
                     return
                 entry = self.ready.popleft()
-            self._process(entry)
+            outputs = self._process(entry)
+            if outputs is not _ASYNC:
+                finished = (entry, outputs)
 
     def _schedule(self, item, frame, it, dead, inputs):
         frame.iterations[it].outstanding_ops += 1
@@ -177,10 +184,10 @@ class _Run:
 
     # ---- running one node --------------------------------------------------------------
     def _process(self, entry):
+        """Runs one node; returns its outputs (None if it failed), or _ASYNC if a callback completes it."""
         item, frame, it, dead, inputs = entry
         if self.error is not None:
-            self._complete(entry, None)
-            return
+            return None
         role = item.role
         stats = self.step.stats
         start = time.perf_counter() if stats is not None else 0.0
@@ -193,7 +200,7 @@ class _Run:
                 if item.kernel_def.asynchronous:
                     ctx = OpContext(self.step, item.node, self.ex.device, frame.frame_id, it)
                     item.compute(ctx, lambda result: self._async_done(entry, result, start), *inputs)
-                    return
+                    return _ASYNC
                 if item.kernel_def.context:
                     out = item.compute(OpContext(self.step, item.node, self.ex.device, frame.frame_id, it), *inputs)
                 else:
@@ -214,11 +221,10 @@ class _Run:
                 outputs = []
         except Exception as exc:
             self._fail(wrap_error(item.node, exc))
-            self._complete(entry, None)
-            return
+            return None
         if stats is not None:
             stats.record(item.node, self.ex.device.name, start, time.perf_counter(), threading.get_ident(), outputs)
-        self._complete(entry, outputs)
+        return outputs
 
     def _async_done(self, entry, result, start):
         item = entry[0]
@@ -249,14 +255,18 @@ class _Run:
         self.step.cancel(error)
 
     def _complete(self, entry, outputs):
-        item, frame, it, dead, _ = entry
         with self.cv:
-            if outputs is not None and self.error is None:
-                self._propagate(item, frame, it, outputs, dead and not item.control_trigger)
-            self._decrement(frame, it)
-            self.in_flight -= 1
-            if self.waiting and (self.in_flight == 0 or self.ready):
-                self.cv.notify_all()
+            self._finish(entry, outputs)
+
+    def _finish(self, entry, outputs):
+        """Propagates a node's outputs and retires it (with the lock held)."""
+        item, frame, it, dead, _ = entry
+        if outputs is not None and self.error is None:
+            self._propagate(item, frame, it, outputs, dead and not item.control_trigger)
+        self._decrement(frame, it)
+        self.in_flight -= 1
+        if self.waiting and (self.in_flight == 0 or self.ready):
+            self.cv.notify_all()
 
     # ---- frames and iterations (called with the lock held) ----------------------------------
     def _propagate(self, item, frame, it, outputs, node_dead):
