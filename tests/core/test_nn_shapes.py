@@ -146,3 +146,12 @@ def test_lrn_needs_rank_4():
     assert tf.nn.lrn(tf.placeholder(tf.float32, [None, 5, 5, 8])).shape.as_list() == [None, 5, 5, 8]
     with pytest.raises(ValueError, match="must have rank 4"):
         tf.nn.local_response_normalization(tf.placeholder(tf.float32, [5, 8]))
+
+
+def test_candidate_sampler_shapes():
+    sampled, true_count, sampled_count = tf.nn.log_uniform_candidate_sampler(
+        tf.placeholder(tf.int64, [None, 2]), 2, 16, True, 1000)
+    assert sampled.shape.as_list() == [16] and sampled.dtype == tf.int64
+    assert true_count.shape.as_list() == [None, 2] and sampled_count.shape.as_list() == [16]
+    with pytest.raises(ValueError, match="num_true is 1"):
+        tf.nn.uniform_candidate_sampler(tf.placeholder(tf.int64, [None, 2]), 1, 16, True, 1000)

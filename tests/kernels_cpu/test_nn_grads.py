@@ -159,3 +159,12 @@ def test_dropout_gradient_is_the_mask_over_keep_prob(sess):
 def test_local_response_normalization_gradient(radius):
     check_gradients(lambda x: tf.nn.local_response_normalization(x, radius, bias=1.5, alpha=0.3, beta=0.75),
                     [(2, 2, 2, 6)])
+
+
+def test_sampled_losses_gradients():
+    labels = np.array([[1], [4]])
+    values = (np.array([0, 3, 5]), np.array([[0.5], [0.2]], np.float32), np.array([0.3, 0.4, 0.6], np.float32))
+    check_gradients(lambda w, b, x: tf.nn.nce_loss(w, b, labels, x, 3, 6, sampled_values=values),
+                    [(6, 3), (6,), (2, 3)])
+    check_gradients(lambda w, b, x: tf.nn.sampled_softmax_loss(w, b, labels, x, 3, 6, sampled_values=values),
+                    [(6, 3), (6,), (2, 3)])

@@ -349,3 +349,83 @@ def test_local_response_normalization(radius, bias, alpha, beta):
     check_op(lambda x: tf.nn.lrn(x, radius, bias, alpha, beta), lambda x: lrn_ref(x.astype(np.float64), radius, bias,
                                                                                alpha, beta).astype(x.dtype),
              [[(2, 3, 3, 7)]])
+
+
+# ---- candidate sampling and sampled losses ------------------------------------------------------------------
+def test_log_uniform_sampler_follows_zipf_and_reports_expected_counts(sess):
+    true_classes = np.array([[0], [3]], np.int64)
+    sampled, true_count, sampled_count = tf.nn.log_uniform_candidate_sampler(true_classes, 1, 20000, False, 10,
+                                                                            seed=7)
+    got, got_true, got_sampled = sess.run([sampled, true_count, sampled_count])
+    p = np.log((np.arange(10) + 2) / (np.arange(10) + 1)) / np.log(11)
+    np.testing.assert_allclose(np.bincount(got, minlength=10) / 20000, p, atol=0.01)
+    np.testing.assert_allclose(got_true[:, 0], p[[0, 3]] * 20000, rtol=1e-5)
+    np.testing.assert_allclose(got_sampled, p[got] * 20000, rtol=1e-5)
+
+
+def test_unique_samplers_draw_distinct_classes(sess):
+    true_classes = np.array([[1, 2]], np.int64)
+    for sampler in (tf.nn.uniform_candidate_sampler, tf.nn.log_uniform_candidate_sampler):
+        sampled, true_count, sampled_count = sess.run(sampler(true_classes, 2, 8, True, 12, seed=1))
+        assert len(set(sampled.tolist())) == 8 and sampled.min() >= 0 and sampled.max() < 12
+        assert sampled.dtype == np.int64 and true_count.dtype == np.float32 and true_count.shape == (1, 2)
+        assert ((sampled_count > 0) & (sampled_count <= 8)).all()
+    with pytest.raises(ValueError, match="range_max >= num_sampled"):
+        tf.nn.uniform_candidate_sampler(true_classes, 2, 20, True, 12)
+
+
+def test_seeded_samplers_repeat_across_sessions():
+    sampled = tf.nn.uniform_candidate_sampler(np.array([[1]], np.int64), 1, 5, True, 100, seed=11)[0]
+    with tf.Session() as a, tf.Session() as b:
+        first = [a.run(sampled) for _ in range(2)]
+        np.testing.assert_array_equal([b.run(sampled) for _ in range(2)], first)
+    assert not np.array_equal(first[0], first[1])
+
+
+def test_compute_accidental_hits(sess):
+    rows, ids, weights = sess.run(tf.nn.compute_accidental_hits(np.array([[1, 2], [3, 4]], np.int64),
+                                                                np.array([4, 1, 9, 2], np.int64), 2))
+    assert sorted(zip(rows.tolist(), ids.tolist())) == [(0, 1), (0, 3), (1, 0)]
+    assert (weights == -np.finfo(np.float32).max).all()
+
+
+def _sampled_logits_ref(w, b, labels, x, sampled, true_count, sampled_count, remove_hits):
+    true_logits = np.einsum("bd,btd->bt", x, w[labels]) + b[labels] - np.log(true_count)
+    sampled_logits = x @ w[sampled].T + b[sampled] - np.log(sampled_count)
+    if remove_hits:
+        sampled_logits[(labels[:, :, None] == sampled[None, None, :]).any(1)] += -np.finfo(np.float32).max
+    return true_logits, sampled_logits
+
+
+@pytest.mark.parametrize("num_true", [1, 2])
+def test_nce_and_sampled_softmax_losses_match_numpy(sess, num_true):
+    w, b, x = RNG.standard_normal((10, 4)), RNG.standard_normal(10), RNG.standard_normal((3, 4))
+    labels = RNG.integers(0, 10, (3, num_true))
+    sampled = np.array([7, labels[0, 0], 2, 9])
+    true_count, sampled_count = RNG.uniform(0.1, 1, (3, num_true)), RNG.uniform(0.1, 1, 4)
+    values = (sampled, true_count.astype(np.float32), sampled_count.astype(np.float32))
+    t, s = _sampled_logits_ref(w, b, labels, x, sampled, values[1], values[2], False)
+    logits = np.concatenate([t, s], 1)
+    targets = np.concatenate([np.full(t.shape, 1 / num_true), np.zeros(s.shape)], 1)
+    nce_want = (np.maximum(logits, 0) - logits * targets + np.log1p(np.exp(-np.abs(logits)))).sum(1)
+    nce = tf.nn.nce_loss(w, b, labels, x, 4, 10, num_true=num_true, sampled_values=values)
+    np.testing.assert_allclose(sess.run(nce), nce_want, rtol=1e-6)
+    t, s = _sampled_logits_ref(w, b, labels, x, sampled, values[1], values[2], True)
+    logits = np.concatenate([t, s], 1)
+    log_probs = logits - logits.max(1, keepdims=True)
+    log_probs -= np.log(np.exp(log_probs).sum(1, keepdims=True))
+    softmax_want = -(targets * log_probs).sum(1)
+    loss = tf.nn.sampled_softmax_loss([w[:5], w[5:]], b, labels, x, 4, 10, num_true=num_true, sampled_values=values,
+                                      partition_strategy="div")
+    np.testing.assert_allclose(sess.run(loss), softmax_want, rtol=1e-6)
+
+
+def test_nce_loss_with_its_own_sampler_trains_only_sampled_rows(sess):
+    weights = tf.Variable(RNG.standard_normal((1000, 8)).astype(np.float32))
+    loss = tf.reduce_mean(tf.nn.nce_loss(weights, tf.zeros([1000]), np.array([[3], [17]]),
+                                         RNG.standard_normal((2, 8)).astype(np.float32), 16, 1000))
+    (grad,) = tf.gradients(loss, [weights])
+    assert isinstance(grad, tf.IndexedSlices)
+    sess.run(tf.global_variables_initializer())
+    value, g = sess.run([loss, grad])
+    assert np.isfinite(value) and len(g.indices) == 2 + 16 and {3, 17} <= set(np.asarray(g.indices).tolist())

@@ -1,9 +1,11 @@
 """``tf.nn``: activations, softmax and cross-entropies, convolution, pooling, dropout, embeddings."""
 
+from tensorweave.ops.candidate_sampling_ops import *  # noqa: F401,F403
 from tensorweave.ops.conv_ops import *  # noqa: F401,F403
 from tensorweave.ops.embedding_ops import *  # noqa: F401,F403
 from tensorweave.ops.loss_ops import *  # noqa: F401,F403
 from tensorweave.ops.nn_ops import *  # noqa: F401,F403
 from tensorweave.ops.normalization_ops import *  # noqa: F401,F403
 from tensorweave.ops.pooling_ops import *  # noqa: F401,F403
+from tensorweave.ops.sampled_loss_ops import *  # noqa: F401,F403
 from tensorweave.ops.top_k_ops import *  # noqa: F401,F403

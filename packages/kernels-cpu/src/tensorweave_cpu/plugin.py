@@ -18,6 +18,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.losses",
     "tensorweave_cpu.kernels.dynamic_partition",
     "tensorweave_cpu.kernels.normalization",
+    "tensorweave_cpu.kernels.candidate_sampling",
     "tensorweave_cpu.kernels.random",
     "tensorweave_cpu.kernels.state",
     "tensorweave_cpu.kernels.training",

@@ -18,6 +18,7 @@ OP_MODULES = (
     "tensorweave.ops.top_k_ops",
     "tensorweave.ops.dynamic_partition_ops",
     "tensorweave.ops.normalization_ops",
+    "tensorweave.ops.candidate_sampling_ops",
     "tensorweave.ops.random_ops",
     "tensorweave.ops.stack_ops",
     "tensorweave.ops.state_ops",
