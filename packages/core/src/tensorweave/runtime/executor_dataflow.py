@@ -29,7 +29,8 @@ class _Dead:
 
 
 DEAD = _Dead()
-_ASYNC = object()  # _process's answer when an asynchronous kernel will complete the node later
+_ASYNC = object()
+PARALLEL_NODE_SECONDS = 5e-5  # _process's answer when an asynchronous kernel will complete the node later
 _FORWARDING = ("enter", "exit", "next_iteration", "loop_cond")
 
 
@@ -111,11 +112,17 @@ class DataflowExecutor:
         self.roots = [it for it in self.items if not it.num_data_inputs and not it.num_control_inputs]
         if any(it.role in ("enter", "exit") for it in self.items):
             check_frames(self.items)
+        self.seconds_per_node = None  # measured; decides whether overlapping kernels pays for the GIL
         self.enters_per_frame = collections.Counter(it.frame_name for it in self.items if it.role == "enter")
         self.parallel_per_frame = {it.frame_name: it.parallel_iterations for it in self.items if it.role == "enter"}
 
     def run(self, step, feeds, results):
-        _Run(self, step, feeds, results).execute()
+        run = _Run(self, step, feeds, results)
+        start = time.perf_counter()
+        run.execute()
+        if run.nodes_run:
+            per_node = (time.perf_counter() - start) / run.nodes_run
+            self.seconds_per_node = per_node if self.seconds_per_node is None else (self.seconds_per_node + per_node) / 2
 
 
 class _Run:
@@ -131,6 +138,11 @@ class _Run:
         self.ready = collections.deque()
         self.in_flight = 0
         self.waiting = 0  # threads blocked in _drain; nobody needs a notify when there are none
+        self.active = 0  # threads running a kernel that cannot block; they pick up new work themselves
+        self.nodes_run = 0
+        # Threads overlap kernels only when kernels are long enough to release the GIL usefully; with
+        # short ones a second thread only contends. Kernels that may block always free their thread.
+        self.eager = ex.num_threads > 1 and (ex.seconds_per_node or 0.0) >= PARALLEL_NODE_SECONDS
         self.error = None
         self.root = _Frame("", None, 0, 1, 0)
 
@@ -157,11 +169,15 @@ class _Run:
 
     def _drain(self):
         finished = None  # (entry, outputs) of the node just run, completed under the next lock hold
+        counted = False
         while True:
             with self.cv:
                 if finished is not None:
                     self._finish(*finished)
                     finished = None
+                if counted:
+                    self.active -= 1
+                    counted = False
                 while not self.ready and self.in_flight > 0:
                     self.waiting += 1
                     self.cv.wait()
@@ -171,6 +187,14 @@ class _Run:
                         self.cv.notify_all()
                     return
                 entry = self.ready.popleft()
+                self.nodes_run += 1
+                kernel = entry[0].kernel_def
+                if kernel is not None and kernel.context and not kernel.asynchronous:
+                    if self.ready and self.waiting:
+                        self.cv.notify()  # it may block (a queue, a Recv): let another thread go on
+                else:
+                    self.active += 1
+                    counted = True
             outputs = self._process(entry)
             if outputs is not _ASYNC:
                 finished = (entry, outputs)
@@ -179,7 +203,7 @@ class _Run:
         frame.iterations[it].outstanding_ops += 1
         self.in_flight += 1
         self.ready.append((item, frame, it, dead, inputs))
-        if self.waiting:
+        if self.waiting and (self.eager or not self.active):
             self.cv.notify()
 
     # ---- running one node --------------------------------------------------------------
@@ -265,7 +289,7 @@ class _Run:
             self._propagate(item, frame, it, outputs, dead and not item.control_trigger)
         self._decrement(frame, it)
         self.in_flight -= 1
-        if self.waiting and (self.in_flight == 0 or self.ready):
+        if self.waiting and (self.in_flight == 0 or self.ready and (self.eager or not self.active)):
             self.cv.notify_all()
 
     # ---- frames and iterations (called with the lock held) ----------------------------------
