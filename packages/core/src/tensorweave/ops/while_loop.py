@@ -98,7 +98,7 @@ class WhileContext(ControlFlowContext):
         home = op.inputs[0].op._control_flow_context
         op._remove_all_control_inputs()
         op._control_flow_context = home
-        home.add_op_here(op)
+        home.add_op(op)
         return True
 
     def add_op_here(self, op):
