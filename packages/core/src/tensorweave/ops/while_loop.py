@@ -10,7 +10,6 @@ from tensorweave import dtypes
 from tensorweave.framework import nest
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.operation import user_frame
-from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import control_flow_ops
 from tensorweave.ops.control_flow_context import (
