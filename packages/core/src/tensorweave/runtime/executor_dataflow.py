@@ -31,7 +31,7 @@ class _Item:
 
     __slots__ = ("node", "index", "kernel_def", "compute", "role", "num_data_inputs", "num_control_inputs",
                  "out_edges", "control_out", "multi", "is_constant_enter", "frame_name", "parallel_iterations",
-                 "transfer", "control_trigger")
+                 "transfer", "control_trigger", "num_inputs")
 
 
 class DataflowExecutor:
@@ -52,6 +52,7 @@ class DataflowExecutor:
                 item.kernel_def, item.compute = instantiate(node, device, device_mgr, registries, config)
             item.num_data_inputs = len(node.inputs)
             item.num_control_inputs = len(node.control_inputs)
+            item.num_inputs = item.num_data_inputs + item.num_control_inputs
             item.out_edges = [[] for _ in range(node.num_outputs)]
             item.control_out = []
             item.multi = is_multi_output(node.op_def)

@@ -103,6 +103,9 @@ class FrameState:
                 if dst.role == "merge":
                     self._merge_input(dst, st, frame, it, value, dst_slot, is_dead, from_enter=item.role == "enter")
                     continue
+                if dst.num_inputs == 1:  # the common case: nothing to wait for
+                    self._schedule(dst, frame, it, is_dead, [value])
+                    continue
                 key = dst.index
                 pending = st.pending.get(key)
                 if pending is None:
@@ -118,6 +121,9 @@ class FrameState:
                 pending = st.pending.get(key, dst.num_control_inputs) - 1
                 st.pending[key] = pending
                 self._maybe_fire_merge(dst, st, frame, it, from_enter=False, last_dead=False)
+                continue
+            if dst.num_inputs == 1:
+                self._schedule(dst, frame, it, node_dead, [])
                 continue
             key = dst.index
             pending = st.pending.get(key)
