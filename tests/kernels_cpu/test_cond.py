@@ -84,6 +84,9 @@ def test_stateful_op_created_outside_the_branch_runs_anyway_and_warns(sess, caps
         y = tf.cond(p, lambda: outside, lambda: tf.add(x, 1.0))
     assert sess.run(y, {p: False}) == 2.0
     assert "OUTSIDE [1]" in capsys.readouterr().err  # it ran although the branch was not taken
+    grouped = tf.group(outside)
+    with pytest.warns(UserWarning, match="'group_deps' \\(NoOp\\), .* runs whether or not the branch is taken"):
+        tf.cond(p, lambda: grouped, lambda: tf.no_op())
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tf.cond(p, lambda: tf.Print(x, [x]), lambda: x)  # created inside: no warning

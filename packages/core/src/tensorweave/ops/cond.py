@@ -6,6 +6,7 @@ all ops of the untaken branch receive dead tensors and never run. Ops created *o
 functions are not conditional: they run whenever their inputs are ready, stateful ones included.
 """
 
+import re
 import warnings
 
 from tensorweave import dtypes
@@ -16,6 +17,10 @@ from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import control_flow_ops
 from tensorweave.ops.control_flow_context import ControlFlowContext, create_outside_contexts, is_in_context
+
+
+_READS_OR_DRAWS = re.compile(r"(ReadVariableOp|VariableV2|Variable|VarHandleOp|Placeholder.*|TensorArrayRead.*|"
+                             r"Random.*|TruncatedNormal|Multinomial|.*Sampler)$")
 
 
 class CondContext(ControlFlowContext):
@@ -98,10 +103,17 @@ class CondContext(ControlFlowContext):
         return array_ops.identity(convert_to_tensor(v))
 
     def _warn_unconditional(self, result, fn_name):
-        """The tf#3287 trap: a stateful op built outside the branch runs whether or not it is taken."""
+        """The tf#3287 trap: an op with side effects built outside the branch runs whether or not it is
+        taken. Returned ops, and tensors of stateful ops other than reads and random draws, qualify."""
         for v in nest.flatten(result):
-            op = v if isinstance(v, Operation) else getattr(v, "op", None)
-            if isinstance(op, Operation) and op.op_def.is_stateful and not is_in_context(op, self):
+            if isinstance(v, Operation):
+                op = v
+            elif isinstance(v, Tensor) and v.op.op_def.is_stateful and not _READS_OR_DRAWS.match(v.op.type):
+                op = v.op
+            else:
+                continue
+            harmless = op.type == "Const" or op.type == "NoOp" and not op.control_inputs
+            if not is_in_context(op, self) and not harmless:
                 warnings.warn(f"tf.cond: {fn_name} returns {op.name!r} ({op.type}), a stateful op created outside "
                               f"the branch function (at {op.where()}); it runs whether or not the branch is taken. "
                               f"Create it inside {fn_name} to make it conditional.", stacklevel=4)
