@@ -91,8 +91,8 @@ def test_elementwise_nn_ops_keep_their_shape_and_dtype():
 
 
 def test_bias_add_shapes():
-    assert tf.nn.bias_add(tf.placeholder(tf.float32, [None, 4, 4, 6]), tf.placeholder(tf.float32, [6])).shape.as_list() \
-        == [None, 4, 4, 6]
+    nhwc = tf.nn.bias_add(tf.placeholder(tf.float32, [None, 4, 4, 6]), tf.placeholder(tf.float32, [6]))
+    assert nhwc.shape.as_list() == [None, 4, 4, 6]
     nchw = tf.nn.bias_add(tf.placeholder(tf.float32, [2, 6, 4, 4]), tf.placeholder(tf.float32, [6]), "NCHW")
     assert nchw.shape.as_list() == [2, 6, 4, 4]
     grad = apply_op("BiasAddGrad", [tf.placeholder(tf.float32, [2, 6, 4, 4])], {"data_format": "NCHW"})

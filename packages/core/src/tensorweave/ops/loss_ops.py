@@ -165,7 +165,7 @@ def _moved_last_and_flattened(t, axis):
     outer_tensor = (outer.as_list() if outer.is_fully_defined()
                     else array_ops.shape(t)[:-1])
     classes = t.shape[-1].value if t.shape.ndims is not None else None
-    flat = array_ops.reshape(t, [-1, classes if classes is not None else array_ops.shape(t)[-1]])
+    flat = array_ops.reshape(t, [-1, classes] if classes is not None else array_ops.stack([-1, array_ops.shape(t)[-1]]))
     return flat, (outer_tensor, outer)
 
 

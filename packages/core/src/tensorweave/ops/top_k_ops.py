@@ -42,10 +42,9 @@ def _top_k_grad(op, grad_values, grad_indices):
     from tensorweave.ops import array_ops, math_ops
     x, indices = op.inputs[0], op.outputs[1]
     in_shape = array_ops.shape(x)
-    columns = in_shape[-1]
-    flat_indices = array_ops.reshape(indices, [-1, array_ops.shape(indices)[-1]])
+    flat_indices = array_ops.reshape(indices, array_ops.stack([-1, array_ops.shape(indices)[-1]]))
     rows = array_ops.shape(flat_indices)[0]
-    offsets = array_ops.expand_dims(math_ops.range(rows) * columns, -1)
+    offsets = array_ops.expand_dims(math_ops.range(rows) * in_shape[-1], -1)
     positions = array_ops.reshape(flat_indices + offsets, [-1])
     scattered = math_ops.unsorted_segment_sum(array_ops.reshape(grad_values, [-1]), positions,
                                               math_ops.reduce_prod(in_shape))
