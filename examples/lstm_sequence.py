@@ -8,7 +8,7 @@ changing after its own length. A prediction counts as correct within 0.04 of the
 threshold for this task; guessing the mean scores about 8%).
 
     python examples/lstm_sequence.py            # trains until 95% of a held-out set is correct
-    python examples/lstm_sequence.py --steps 300 --max-len 30
+    python examples/lstm_sequence.py --steps 300 --max-len 20
 """
 
 import argparse
@@ -103,7 +103,7 @@ def build_model(max_len, num_units, learning_rate, seed):
             "train_op": train_op}
 
 
-def train(steps, max_len=20, num_units=32, batch=64, learning_rate=0.01, target_accuracy=0.95,
+def train(steps, max_len=50, num_units=32, batch=64, learning_rate=0.01, target_accuracy=0.95,
           eval_every=100, seed=0, log=print):
     """Trains until ``target_accuracy`` on 1000 held-out sequences (or ``steps``); returns the history."""
     rng = np.random.default_rng(seed)
@@ -137,7 +137,7 @@ def train(steps, max_len=20, num_units=32, batch=64, learning_rate=0.01, target_
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=5000)
-    parser.add_argument("--max-len", type=int, default=20)
+    parser.add_argument("--max-len", type=int, default=50)
     parser.add_argument("--units", type=int, default=32)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=0.01)
