@@ -46,6 +46,13 @@ def test_activations_are_stable_at_extremes(sess):
     assert np.isfinite(selu).all() and softplus.dtype == np.float32
 
 
+def test_math_activations_are_in_tf_nn(sess):
+    assert tf.nn.sigmoid is tf.sigmoid and tf.nn.tanh is tf.tanh
+    x = np.array([-30.0, -1.0, 0.0, 2.0])
+    np.testing.assert_allclose(sess.run(tf.nn.sigmoid(x)), 1 / (1 + np.exp(-x)))
+    np.testing.assert_allclose(sess.run(tf.nn.tanh(x)), np.tanh(x))
+
+
 def test_leaky_relu_alpha_and_crelu(sess):
     x = np.array([[-2.0, 0.5], [1.0, -0.25]])
     np.testing.assert_allclose(sess.run(tf.nn.leaky_relu(x, alpha=0.1)), np.where(x < 0, 0.1 * x, x))
