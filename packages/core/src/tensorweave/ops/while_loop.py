@@ -13,8 +13,8 @@ from tensorweave.framework.operation import user_frame
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import control_flow_ops
 from tensorweave.ops.control_flow_context import (
-    ControlFlowContext, create_outside_contexts, enclosing_control_pivot, is_loop_constant_enter, is_loop_exit,
-    while_context_of,
+    ControlFlowContext, create_outside_contexts, enclosing_control_pivot, in_context, is_loop_constant_enter,
+    is_loop_exit, while_context_of,
 )
 
 
@@ -124,13 +124,8 @@ class WhileContext(ControlFlowContext):
         token = self._control_tokens.get(external_op)
         if token is None:
             from tensorweave.ops import array_ops
-            saved = self.graph._get_control_flow_context()
-            self.graph._set_control_flow_context(self.outer_context)
-            try:
-                with self.graph.control_dependencies([external_op]):
-                    after = array_ops.constant(True, name="control_token")
-            finally:
-                self.graph._set_control_flow_context(saved)
+            with in_context(self.graph, self.outer_context), self.graph.control_dependencies([external_op]):
+                after = array_ops.constant(True, name="control_token")
             token = self._control_tokens[external_op] = self.add_value(after).op
         return token
 
