@@ -153,7 +153,9 @@ def test_dropout_keep_prob_placeholder_rate_and_noise_shape(sess):
     np.testing.assert_array_equal(sess.run(y, {keep: 1.0}), x)  # evaluation: feed 1.0
     dropped = sess.run(y, {keep: 0.5})
     np.testing.assert_allclose(dropped[dropped != 0], 2 * x[dropped != 0])
-    assert tf.nn.dropout(x, keep_prob=1.0) is not None
+    unchanged = tf.nn.dropout(x, keep_prob=1.0)
+    assert unchanged.op.type == "Const"  # keep_prob 1 known when building: no random op at all
+    np.testing.assert_array_equal(sess.run(unchanged), x)
     shared = sess.run(tf.nn.dropout(x, rate=0.5, noise_shape=[3, 1, 5], seed=3))
     mask = shared != 0
     assert (mask == mask[:, :1, :]).all()  # one decision per noise_shape cell, broadcast over axis 1
