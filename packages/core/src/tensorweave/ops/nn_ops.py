@@ -1,4 +1,4 @@
-"""Activations with their gradient ops (Relu/ReluGrad …), bias_add, and dropout.
+"""Activations with their gradient ops (Relu/ReluGrad …), bias_add and the dense helpers built on it, dropout.
 
 Each activation is one fused op whose gradient is a second fused op (as in TF), so a training step runs
 one kernel per direction; the gradient ops have gradients too, for second derivatives.
