@@ -13,7 +13,7 @@ from tensorweave.dtypes import (  # noqa: E402,F401
 )
 from tensorweave.framework.device_spec import DeviceSpec  # noqa: E402,F401
 from tensorweave.framework.graph import (  # noqa: E402,F401
-    Graph, GraphKeys, add_to_collection, add_to_collections, colocate_with, control_dependencies, device,
+    Graph, GraphKeys, add_to_collection, add_to_collections, colocate_with, container, control_dependencies, device,
     get_collection, get_collection_ref, get_default_graph, name_scope, reset_default_graph,
 )
 from tensorweave.framework.graph_io import GraphDef, NodeDef, import_graph_def  # noqa: E402,F401

@@ -190,6 +190,21 @@ class Graph:
         return spec.to_string()
 
     @contextlib.contextmanager
+    def container(self, container_name):
+        """Resources of stateful ops created inside live in ``container_name`` (``Session.reset`` clears it)."""
+        st = self._state
+        old = self.current_container
+        st.container = container_name
+        try:
+            yield container_name
+        finally:
+            st.container = old
+
+    @property
+    def current_container(self):
+        return getattr(self._state, "container", "")
+
+    @contextlib.contextmanager
     def colocate_with(self, op, ignore_existing=False):
         """New ops go on the same device as ``op`` (a variable, tensor or operation)."""
         if op is None:
@@ -408,6 +423,10 @@ def device(device_name_or_function):
 
 def colocate_with(op, ignore_existing=False):
     return get_default_graph().colocate_with(op, ignore_existing)
+
+
+def container(container_name):
+    return get_default_graph().container(container_name)
 
 
 def add_to_collection(name, value):

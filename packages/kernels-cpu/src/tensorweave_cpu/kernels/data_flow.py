@@ -1,5 +1,127 @@
-"""CPU kernels for data_flow ops."""
+"""CPU kernels for queue ops.
 
-from tensorweave.extension import KernelSet
+A ``*QueueV2`` kernel finds or makes its queue in the device's container: under ``shared_name`` when
+given (so sessions on one target share it), else under a name private to the session. Enqueues and
+dequeues are asynchronous kernels: a blocked one waits in the queue, not on an executor thread, and
+fails with the step's error when the step is cancelled (a deadline, a closed session).
+"""
+
+import itertools
+import threading
+import weakref
+
+import numpy as np
+
+from tensorweave import errors
+from tensorweave.extension import KernelSet, ResourceHandle
+from tensorweave.runtime.resources import DEFAULT_CONTAINER
+
+from tensorweave_cpu import queues
 
 KERNELS = KernelSet("CPU")
+
+_session_ids = weakref.WeakKeyDictionary()
+_session_counter = itertools.count(1)
+_session_lock = threading.Lock()
+
+
+def _private_name(step, node):
+    """The name of a queue without shared_name: one per (session, op), as TF's unshared queues."""
+    session = step.session
+    if session is None:
+        return f"_{step.step_id}_{node.name}"
+    with _session_lock:
+        sid = _session_ids.get(session)
+        if sid is None:
+            sid = _session_ids[session] = next(_session_counter)
+    return f"_{sid}_{node.name}"
+
+
+def _shapes(attr):
+    return [None if s.ndims is None else tuple(d.value for d in s.dims) for s in attr]
+
+
+def _queue_creator(make):
+    def build(node):
+        attrs = node.attrs
+        dtypes = [d.as_numpy_dtype for d in attrs["component_types"]]
+        shapes = _shapes(attrs["shapes"])
+        container = attrs["container"] or DEFAULT_CONTAINER
+        wanted = make("", dtypes, shapes, attrs).signature()
+
+        def create(ctx):
+            name = attrs["shared_name"] or _private_name(ctx.step, node)
+            queue = ctx.resource_manager.lookup_or_create(
+                container, name, lambda: make(attrs["shared_name"] or node.name, dtypes, shapes, attrs))
+            if not isinstance(queue, queues.Queue) or queue.signature() != wanted:
+                have = queue.signature() if isinstance(queue, queues.Queue) else type(queue).__name__
+                raise errors.InvalidArgumentError(None, None, (
+                    f"shared queue '{name}' in container '{container}' is {have}, but this op asks for "
+                    f"{wanted}; give queues that differ different shared_names"))
+            return ResourceHandle(ctx.device.name, container, name, queue)
+
+        return create
+    return build
+
+
+def _make_priority(name, dtypes, shapes, attrs):
+    return queues.PriorityQueue(name, [np.int64] + dtypes, [()] + shapes, attrs["capacity"])
+
+
+def _make_random(name, dtypes, shapes, attrs):
+    return queues.RandomShuffleQueue(name, dtypes, shapes, attrs["capacity"], attrs["min_after_dequeue"],
+                                     attrs["seed"], attrs["seed2"])
+
+
+for _op, _make in (("FIFOQueueV2", lambda n, d, s, a: queues.Queue(n, d, s, a["capacity"])),
+                   ("PaddingFIFOQueueV2", lambda n, d, s, a: queues.PaddingFIFOQueue(n, d, s, a["capacity"])),
+                   ("RandomShuffleQueueV2", _make_random),
+                   ("PriorityQueueV2", _make_priority)):
+    KERNELS.add(_op, build=_queue_creator(_make), context=True)
+
+
+def _queue(handle):
+    queue = getattr(handle, "resource", None)
+    if not isinstance(queue, queues.Queue):
+        raise errors.InvalidArgumentError(None, None, f"expected a queue handle, got {handle!r}")
+    return queue
+
+
+@KERNELS.register("QueueEnqueueV2", asynchronous=True)
+def _enqueue(ctx, done, handle, *components):
+    _queue(handle).enqueue(components, ctx.step.cancellation, done)
+
+
+@KERNELS.register("QueueEnqueueManyV2", asynchronous=True)
+def _enqueue_many(ctx, done, handle, *components):
+    _queue(handle).enqueue_many(components, ctx.step.cancellation, done)
+
+
+@KERNELS.register("QueueDequeueV2", asynchronous=True)
+def _dequeue(ctx, done, handle):
+    _queue(handle).dequeue(ctx.step.cancellation, done)
+
+
+@KERNELS.register("QueueDequeueManyV2", asynchronous=True)
+def _dequeue_many(ctx, done, handle, n):
+    _queue(handle).dequeue_many(int(n), ctx.step.cancellation, done)
+
+
+@KERNELS.register("QueueDequeueUpToV2", asynchronous=True)
+def _dequeue_up_to(ctx, done, handle, n):
+    _queue(handle).dequeue_many(int(n), ctx.step.cancellation, done, up_to=True)
+
+
+@KERNELS.register("QueueCloseV2")
+def _close(handle, *, cancel_pending_enqueues):
+    _queue(handle).close_queue(cancel_pending_enqueues)
+
+
+@KERNELS.register("QueueIsClosedV2")
+def _is_closed(handle):
+    return np.bool_(_queue(handle).is_closed())
+
+
+@KERNELS.register("QueueSizeV2")
+def _size(handle):
+    return np.int32(_queue(handle).size())
