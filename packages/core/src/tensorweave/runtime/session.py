@@ -162,6 +162,7 @@ class BaseSession:
                 None, None, f"Session.run exceeded its deadline of {timeout_ms} ms"),))
             timer.daemon = True
             timer.start()
+        step.thread_id = threading.get_ident()
         with self._lock:
             if self._closed:
                 raise errors.CancelledError(None, None, "the Session was closed")
@@ -198,6 +199,13 @@ class BaseSession:
         if not self._target:
             self._device_mgr.close()
         self._pool.shutdown(wait=False)
+
+    def _cancel_steps_of_threads(self, thread_ids, error):
+        """Cancels the running steps that ``thread_ids`` started (a stopping queue runner's threads)."""
+        with self._lock:
+            steps = [s for s in self._active_steps if s.thread_id in thread_ids]
+        for step in steps:
+            step.cancel(error)
 
     def __enter__(self):
         self._default_ctx = self.as_default()
