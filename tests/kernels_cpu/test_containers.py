@@ -1,0 +1,119 @@
+"""Containers: private devices per session for target '', shared ones for 'local://' targets, and reset."""
+
+import time
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from thread_helpers import start
+
+
+def _queue_graph(shared_name="shared_queue", container=None):
+    """A fresh graph with one shared FIFO queue; returns (graph, queue)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        if container is None:
+            q = tf.FIFOQueue(10, tf.int32, shapes=[], shared_name=shared_name)
+        else:
+            with tf.container(container):
+                q = tf.FIFOQueue(10, tf.int32, shapes=[], shared_name=shared_name)
+    return graph, q
+
+
+def test_sessions_with_target_empty_have_private_state():
+    graph, q = _queue_graph()
+    with graph.as_default():
+        enqueue, size = q.enqueue(1), q.size()
+    with tf.Session(graph=graph) as a, tf.Session(graph=graph) as b:
+        a.run(enqueue)
+        a.run(enqueue)
+        assert a.run(size) == 2
+        assert b.run(size) == 0
+
+
+def test_two_disjoint_graphs_share_a_queue_through_a_local_target():
+    target = "local://share_queue"
+    g1, q1 = _queue_graph()
+    g2, q2 = _queue_graph()
+    with g1.as_default():
+        enqueue = q1.enqueue_many([[1, 2, 3]])
+    with g2.as_default():
+        dequeue = q2.dequeue_many(3)
+    try:
+        with tf.Session(target, graph=g1) as producer, tf.Session(target, graph=g2) as consumer:
+            producer.run(enqueue)
+            np.testing.assert_array_equal(consumer.run(dequeue), [1, 2, 3])
+    finally:
+        tf.Session.reset(target)
+
+
+def test_queue_without_shared_name_stays_private_to_its_session_even_on_a_shared_target():
+    target = "local://private_queue"
+    graph = tf.Graph()
+    with graph.as_default():
+        q = tf.FIFOQueue(10, tf.int32, shapes=[])
+        enqueue, size = q.enqueue(7), q.size()
+    try:
+        with tf.Session(target, graph=graph) as a, tf.Session(target, graph=graph) as b:
+            a.run(enqueue)
+            assert (a.run(size), b.run(size)) == (1, 0)
+    finally:
+        tf.Session.reset(target)
+
+
+def test_default_container_outlives_the_session_until_reset():
+    target = "local://outlives"
+    g1, q1 = _queue_graph()
+    with g1.as_default():
+        enqueue = q1.enqueue(5)
+    try:
+        with tf.Session(target, graph=g1) as s:
+            s.run(enqueue)
+        g2, q2 = _queue_graph()
+        with g2.as_default():
+            size = q2.size()
+        with tf.Session(target, graph=g2) as s:
+            assert s.run(size) == 1  # the first session is gone; its queue is not
+        tf.Session.reset(target)
+        with tf.Session(target, graph=g2) as s:
+            assert s.run(size) == 0  # a fresh queue after the reset
+    finally:
+        tf.Session.reset(target)
+
+
+def test_reset_clears_only_the_named_containers():
+    target = "local://named_containers"
+    g_kept, kept = _queue_graph("q", container="keep")
+    g_dropped, dropped = _queue_graph("q", container="drop")
+    with g_kept.as_default():
+        fill_kept, size_kept = kept.enqueue(1), kept.size()
+    with g_dropped.as_default():
+        fill_dropped, size_dropped = dropped.enqueue(1), dropped.size()
+    assert kept.queue_ref.op.get_attr("container") == "keep"
+    try:
+        with tf.Session(target, graph=g_kept) as a, tf.Session(target, graph=g_dropped) as b:
+            a.run(fill_kept)
+            b.run(fill_dropped)
+            b.run(fill_dropped)
+            assert (a.run(size_kept), b.run(size_dropped)) == (1, 2)  # same shared_name, two containers
+            tf.Session.reset(target, ["drop"])
+            assert (a.run(size_kept), b.run(size_dropped)) == (1, 0)
+    finally:
+        tf.Session.reset(target)
+
+
+def test_reset_cancels_steps_waiting_on_a_cleared_queue():
+    target = "local://reset_wakes"
+    graph, q = _queue_graph(container="work")
+    with graph.as_default():
+        dequeue = q.dequeue()
+    try:
+        with tf.Session(target, graph=graph) as s:
+            waiter = start(s.run, dequeue)
+            time.sleep(0.2)
+            tf.Session.reset(target, ["work"])
+            with pytest.raises(tf.errors.CancelledError, match="container was reset"):
+                waiter.finish()
+    finally:
+        tf.Session.reset(target)
