@@ -1,0 +1,359 @@
+"""The checkpoint format on disk: safetensors data shards plus a JSON index, written atomically.
+
+A checkpoint with prefix ``P`` is ``P.data-00000-of-0000N`` (safetensors files holding the tensors)
+and ``P.index`` (the manifest: for each saved name its dtype, full shape and the slices stored, where
+each slice lives and its CRC-32, plus each shard's size and CRC-32). Every file is written to a
+temporary name, fsynced and renamed into place; the index goes last, so a checkpoint exists exactly
+when its index does and a crash mid-save leaves earlier checkpoints as they were. Reading verifies
+sizes and checksums and raises DataLossError naming the file. See docs/checkpoint-format.md.
+"""
+
+import json
+import os
+import uuid
+import zlib
+
+import numpy as np
+import safetensors.numpy as safetensors
+
+from tensorweave import dtypes, errors
+
+FORMAT = "tensorweave-checkpoint/1"
+INDEX_SUFFIX = ".index"
+_DATA_MARK = ".data-"
+
+
+def data_path(prefix, shard, num_shards):
+    return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}"
+
+
+def index_path(prefix):
+    return prefix + INDEX_SUFFIX
+
+
+def exists(prefix):
+    return os.path.isfile(index_path(prefix))
+
+
+def bad_prefix_hint(path):
+    """Why ``path`` is not a checkpoint prefix and what to pass instead, or None if it may be one."""
+    path = os.fspath(path)
+    if path.endswith(INDEX_SUFFIX):
+        return (f"{path!r} is the index file of a checkpoint; pass its prefix "
+                f"{path[:-len(INDEX_SUFFIX)]!r} (the path without '.index')")
+    if _DATA_MARK in os.path.basename(path):
+        return (f"{path!r} is a data file of a checkpoint; pass its prefix {path[:path.rindex(_DATA_MARK)]!r} "
+                f"(the path without '.data-...')")
+    if os.path.isdir(path):
+        return (f"{path!r} is a directory; pass a checkpoint prefix such as "
+                f"tf.train.latest_checkpoint({path!r}) (e.g. '{os.path.join(path, 'model.ckpt-100')}')")
+    return None
+
+
+# ---- slices --------------------------------------------------------------------------------------
+def parse_shape_and_slice(spec):
+    """TF's "dim0 dim1 ... start,length:-:..." → (full shape, [(start, length) per dim]); '' → (None, None)."""
+    spec = spec.decode() if isinstance(spec, bytes) else str(spec)
+    if not spec.strip():
+        return None, None
+    parts = spec.split()
+    try:
+        shape = [int(d) for d in parts[:-1]]
+        extents = []
+        for dim, text in zip(shape, parts[-1].split(":")):
+            if text == "-":
+                extents.append((0, dim))
+            else:
+                start, length = (int(v) for v in text.split(","))
+                if start < 0 or length < 0 or start + length > dim:
+                    raise ValueError
+                extents.append((start, length))
+    except ValueError:
+        raise errors.InvalidArgumentError(None, None, (
+            f"bad shape_and_slice {spec!r}: expected full dims then 'start,length' or '-' per dim, "
+            f"e.g. '10 5 0,4:-'")) from None
+    if len(extents) != len(shape):
+        raise errors.InvalidArgumentError(None, None, f"shape_and_slice {spec!r} has {len(shape)} dims but "
+                                                      f"{len(extents)} slice entries")
+    return shape, extents
+
+
+def _index_of(extents):
+    return tuple(slice(s, s + n) for s, n in extents)
+
+
+# ---- encoding the dtypes safetensors has no code for ----------------------------------------------
+def _encode(array, dtype):
+    """(array safetensors can store, encoding name, extra index fields)."""
+    if dtype is dtypes.string:
+        items = [v if isinstance(v, bytes) else str(v).encode() for v in array.reshape(-1)]
+        return np.frombuffer(b"".join(items), np.uint8).copy(), "bytes", {"lengths": [len(v) for v in items]}
+    if dtype.is_complex:
+        return np.ascontiguousarray(array).view(array.real.dtype).reshape(array.shape + (2,)), "complex", {}
+    return np.ascontiguousarray(array), "raw", {}
+
+
+def _decode(stored, entry, shape):
+    encoding = entry["encoding"]
+    if encoding == "bytes":
+        data, out, pos = stored.tobytes(), [], 0
+        for n in entry["lengths"]:
+            out.append(data[pos:pos + n])
+            pos += n
+        strings = np.empty(len(out), dtype=object)
+        strings[:] = out
+        return strings.reshape(shape)
+    if encoding == "complex":
+        return np.ascontiguousarray(stored).view(np.complex64 if stored.dtype == np.float32 else np.complex128
+                                                 ).reshape(shape)
+    return np.array(stored, copy=True).reshape(shape)
+
+
+# ---- writing -----------------------------------------------------------------------------------------
+def atomic_write(path, data):
+    tmp = f"{path}.tempstate{uuid.uuid4().hex}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        commit(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def commit(tmp, path):
+    """Renames a fully written file into place; the one step a crash can interrupt (tests inject it here)."""
+    os.replace(tmp, path)
+
+
+def _fsync_dir(path):
+    try:
+        fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_data(path, entries, shard):
+    """Writes one safetensors shard of ``entries`` (name, shape_and_slice, array, DType); returns its index body."""
+    tensors, stored = {}, {}
+    for i, (name, spec, array, dtype) in enumerate(entries):
+        full, extents = parse_shape_and_slice(spec)
+        array = np.asarray(array)
+        if extents is not None and tuple(n for _, n in extents) != array.shape:
+            raise errors.InvalidArgumentError(None, None, (
+                f"saving {name!r}: its value has shape {list(array.shape)} but shape_and_slice {spec!r} "
+                f"describes a slice of shape {[n for _, n in extents]}"))
+        entry = stored.setdefault(name, {"dtype": dtype.name, "shape": list(array.shape) if full is None else full,
+                                         "slices": []})
+        if entry["slices"] and (extents is None or entry["slices"][0]["extent"] is None
+                                or entry["dtype"] != dtype.name or entry["shape"] != full):
+            raise errors.InvalidArgumentError(None, None, (
+                f"tensor {name!r} is saved twice in one checkpoint, or its slices disagree on dtype or full shape"))
+        data, encoding, extra = _encode(array, dtype)
+        key = f"t{i}"
+        tensors[key] = data
+        entry["slices"].append(dict(key=key, shard=shard, encoding=encoding,
+                                    extent=None if extents is None else [list(e) for e in extents], **extra))
+    blob = safetensors.save(tensors, metadata={"format": FORMAT})
+    atomic_write(path, blob)
+    return {"shards": {str(shard): {"file": os.path.basename(path), "size": len(blob), "crc32": zlib.crc32(blob)}},
+            "tensors": stored}
+
+
+def _new_data_path(prefix, shard, num_shards):
+    """Data files get a fresh suffix per save, so re-saving a prefix never touches the files its index uses."""
+    return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}-{uuid.uuid4().hex[:8]}"
+
+
+def _commit_index(prefix, body):
+    body["num_shards"] = len(body["shards"])
+    atomic_write(index_path(prefix), _index_bytes(body))
+    _fsync_dir(prefix)
+    keep = {info["file"] for info in body["shards"].values()}
+    for path in _data_files(prefix):
+        if os.path.basename(path) not in keep and ".tempstate" not in path:
+            _remove(path)  # the data of the checkpoint this one replaced
+
+
+def _index_bytes(body):
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return json.dumps({"format": FORMAT, "crc32": zlib.crc32(text.encode()), "body": body},
+                      sort_keys=True, separators=(",", ":")).encode()
+
+
+def write_checkpoint(prefix, entries):
+    """Writes a one-shard checkpoint at ``prefix``: its data file, then (committing it) its index."""
+    os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
+    _commit_index(prefix, _write_data(_new_data_path(prefix, 0, 1), entries, 0))
+
+
+def merge_checkpoints(prefixes, destination, delete_old_dirs=True):
+    """Makes one checkpoint of the one-shard checkpoints at ``prefixes`` (a sharded save's parts)."""
+    os.makedirs(os.path.dirname(os.path.abspath(destination)), exist_ok=True)
+    merged = {"shards": {}, "tensors": {}}
+    for i, part in enumerate(prefixes):
+        body = read_index(part)
+        (info,) = body["shards"].values()
+        target = _new_data_path(destination, i, len(prefixes))
+        os.replace(os.path.join(os.path.dirname(os.path.abspath(part)), info["file"]), target)
+        merged["shards"][str(i)] = {**info, "file": os.path.basename(target)}
+        for name, entry in body["tensors"].items():
+            have = merged["tensors"].setdefault(name, {**entry, "slices": []})
+            have["slices"].extend({**s, "shard": i} for s in entry["slices"])
+    _commit_index(destination, merged)
+    for part in prefixes:
+        _remove(index_path(part))
+        if delete_old_dirs:
+            try:
+                os.rmdir(os.path.dirname(os.path.abspath(part)))
+            except OSError:
+                pass
+
+
+def delete_checkpoint(prefix):
+    """Removes a checkpoint: its index first (so it stops existing at once), then its data."""
+    _remove(index_path(prefix))
+    for path in _data_files(prefix):
+        _remove(path)
+
+
+def _data_files(prefix):
+    directory = os.path.dirname(os.path.abspath(prefix))
+    start = os.path.basename(prefix) + _DATA_MARK
+    try:
+        return [os.path.join(directory, f) for f in os.listdir(directory) if f.startswith(start)]
+    except FileNotFoundError:
+        return []
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+# ---- reading -----------------------------------------------------------------------------------------
+def read_index(prefix):
+    path = index_path(prefix)
+    if not os.path.isfile(path):
+        hint = bad_prefix_hint(prefix)
+        raise errors.NotFoundError(None, None, hint or f"no checkpoint at prefix {prefix!r}: {path!r} does not exist")
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        doc = json.loads(raw)
+        body = doc["body"]
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+        ok = doc.get("format") == FORMAT and doc["crc32"] == zlib.crc32(text.encode())
+    except (ValueError, KeyError, TypeError):
+        ok = False
+    if not ok:
+        raise errors.DataLossError(None, None, (
+            f"checkpoint index {path!r} is truncated or corrupted (it does not parse or its checksum does not "
+            f"match); restore an earlier checkpoint, e.g. from tf.train.get_checkpoint_state(dir)"))
+    return body
+
+
+class CheckpointReader:
+    """Reads one checkpoint, verifying each data file's size and CRC-32 before any value is used."""
+
+    def __init__(self, prefix):
+        self.prefix = os.fspath(prefix)
+        self._body = read_index(self.prefix)
+        self._directory = os.path.dirname(os.path.abspath(self.prefix))
+        self._shards = {}
+
+    def variable_to_shape_map(self):
+        return {name: list(e["shape"]) for name, e in self._body["tensors"].items()}
+
+    def variable_to_dtype_map(self):
+        return {name: dtypes.as_dtype(e["dtype"]) for name, e in self._body["tensors"].items()}
+
+    def has_tensor(self, name):
+        return name in self._body["tensors"]
+
+    def debug_string(self):
+        return "".join(f"{n} ({e['dtype']}) {e['shape']}\n" for n, e in sorted(self._body["tensors"].items()))
+
+    def verify(self):
+        """Reads every shard, raising DataLossError for the first truncated or corrupted one."""
+        for shard in self._body["shards"]:
+            self._shard(shard)
+
+    def _shard(self, shard):
+        shard = str(shard)
+        loaded = self._shards.get(shard)
+        if loaded is None:
+            info = self._body["shards"][shard]
+            path = os.path.join(self._directory, info["file"])
+            try:
+                with open(path, "rb") as f:
+                    blob = f.read()
+            except FileNotFoundError:
+                raise errors.DataLossError(None, None, (
+                    f"checkpoint data file {path!r} is missing; checkpoint {self.prefix!r} is incomplete")) from None
+            if len(blob) != info["size"]:
+                raise errors.DataLossError(None, None, (
+                    f"checkpoint data file {path!r} is truncated or overwritten: it has {len(blob)} bytes, the "
+                    f"index records {info['size']}"))
+            if zlib.crc32(blob) != info["crc32"]:
+                raise errors.DataLossError(None, None, (
+                    f"checkpoint data file {path!r} is corrupted: its CRC-32 does not match the index"))
+            try:
+                loaded = self._shards[shard] = safetensors.load(blob)
+            except Exception as e:  # noqa: BLE001 - any parse failure is data loss
+                raise errors.DataLossError(None, None, f"checkpoint data file {path!r} does not parse: {e}") from None
+        return loaded
+
+    def _entry(self, name):
+        entry = self._body["tensors"].get(name)
+        if entry is None:
+            raise errors.NotFoundError(None, None, f"key {name!r} not found in checkpoint {self.prefix!r}")
+        return entry
+
+    def _slice_value(self, entry, stored_slice):
+        shape = [n for _, n in stored_slice["extent"]] if stored_slice["extent"] is not None else entry["shape"]
+        return _decode(self._shard(stored_slice["shard"])[stored_slice["key"]], stored_slice, shape)
+
+    def get_tensor(self, name):
+        """The full value saved under ``name`` (assembled from its slices when it was saved in parts)."""
+        entry = self._entry(name)
+        slices = entry["slices"]
+        if len(slices) == 1 and slices[0]["extent"] is None:
+            return self._slice_value(entry, slices[0])
+        dtype = dtypes.as_dtype(entry["dtype"])
+        full = np.zeros(entry["shape"], dtype=dtype.as_numpy_dtype)
+        covered = 0
+        for s in slices:
+            value = self._slice_value(entry, s)
+            full[_index_of(s["extent"])] = value
+            covered += value.size
+        if covered != full.size:
+            raise errors.DataLossError(None, None, (
+                f"checkpoint {self.prefix!r} holds only {covered} of the {full.size} elements of {name!r}"))
+        return full
+
+    def get_slice(self, name, spec):
+        """The part of ``name`` that a TF shape_and_slice string selects ('' for all of it)."""
+        entry = self._entry(name)
+        full_shape, extents = parse_shape_and_slice(spec)
+        if extents is None:
+            return self.get_tensor(name)
+        if full_shape != entry["shape"]:
+            raise errors.InvalidArgumentError(None, None, (
+                f"{name!r} has shape {entry['shape']} in checkpoint {self.prefix!r}, but a slice of a tensor of "
+                f"shape {full_shape} was requested"))
+        for s in entry["slices"]:
+            if s["extent"] == [list(e) for e in extents]:
+                return self._slice_value(entry, s)
+        return self.get_tensor(name)[_index_of(extents)].copy()
