@@ -5,11 +5,13 @@ from tensorweave.train.adagrad import *  # noqa: F401,F403
 from tensorweave.train.adam import *  # noqa: F401,F403
 from tensorweave.train.basic_session_run_hooks import *  # noqa: F401,F403
 from tensorweave.train.checkpoint_management import *  # noqa: F401,F403
+from tensorweave.train.checkpoint_utils import *  # noqa: F401,F403
 from tensorweave.train.coordinator import *  # noqa: F401,F403
 from tensorweave.train.device_setter import *  # noqa: F401,F403
 from tensorweave.train.gradient_descent import *  # noqa: F401,F403
 from tensorweave.train.input import *  # noqa: F401,F403
 from tensorweave.train.learning_rate_decay import *  # noqa: F401,F403
+from tensorweave.train.meta_graph import *  # noqa: F401,F403
 from tensorweave.train.momentum import *  # noqa: F401,F403
 from tensorweave.train.monitored_session import *  # noqa: F401,F403
 from tensorweave.train.optimizer import *  # noqa: F401,F403

@@ -1,3 +1,195 @@
-"""tf.train: checkpoint_management."""
+"""The checkpoint state file (TF1's ``checkpoint`` text file) and finding the newest usable checkpoint.
 
-__all__ = []
+The state file names the latest checkpoint and the ones still kept. It is rewritten atomically, and
+only after the checkpoint it names is complete, so it never points at half a checkpoint; if a
+checkpoint it names was lost or damaged anyway, ``latest_checkpoint`` falls back to the newest one
+that is intact.
+"""
+
+import json
+import logging
+import os
+import re
+
+from tensorweave import errors
+from tensorweave.runtime import checkpoint_format
+
+__all__ = ["CheckpointState", "checkpoint_exists", "generate_checkpoint_state_proto", "get_checkpoint_mtimes",
+           "get_checkpoint_state", "latest_checkpoint", "remove_checkpoint", "update_checkpoint_state"]
+
+_log = logging.getLogger("tensorweave")
+_LINE = re.compile(r"^\s*(\w+)\s*:\s*(.+?)\s*$")
+
+
+class CheckpointState:
+    """The contents of a state file (TF1's CheckpointState proto, same field names)."""
+
+    def __init__(self, model_checkpoint_path="", all_model_checkpoint_paths=(), all_model_checkpoint_timestamps=(),
+                 last_preserved_timestamp=0.0):
+        self.model_checkpoint_path = model_checkpoint_path
+        self.all_model_checkpoint_paths = list(all_model_checkpoint_paths)
+        self.all_model_checkpoint_timestamps = list(all_model_checkpoint_timestamps)
+        self.last_preserved_timestamp = last_preserved_timestamp
+
+    def __str__(self):
+        lines = [f"model_checkpoint_path: {json.dumps(self.model_checkpoint_path)}"]
+        lines += [f"all_model_checkpoint_paths: {json.dumps(p)}" for p in self.all_model_checkpoint_paths]
+        lines += [f"all_model_checkpoint_timestamps: {t!r}" for t in self.all_model_checkpoint_timestamps]
+        if self.last_preserved_timestamp:
+            lines.append(f"last_preserved_timestamp: {self.last_preserved_timestamp!r}")
+        return "\n".join(lines) + "\n"
+
+    @classmethod
+    def parse(cls, text, where):
+        state = cls()
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            m = _LINE.match(line)
+            try:
+                key, value = m.group(1), json.loads(m.group(2))
+                if key == "model_checkpoint_path":
+                    state.model_checkpoint_path = str(value)
+                elif key == "all_model_checkpoint_paths":
+                    state.all_model_checkpoint_paths.append(str(value))
+                elif key == "all_model_checkpoint_timestamps":
+                    state.all_model_checkpoint_timestamps.append(float(value))
+                elif key == "last_preserved_timestamp":
+                    state.last_preserved_timestamp = float(value)
+            except (AttributeError, ValueError, TypeError):
+                raise errors.DataLossError(None, None, f"checkpoint state file {where!r} line {number} does not "
+                                                       f"parse: {line!r}") from None
+        return state
+
+    def __eq__(self, other):
+        return isinstance(other, CheckpointState) and str(self) == str(other)
+
+    def __repr__(self):
+        return f"CheckpointState({str(self).strip()!r})"
+
+
+def _state_path(save_dir, latest_filename):
+    return os.path.join(save_dir, latest_filename or "checkpoint")
+
+
+def generate_checkpoint_state_proto(save_dir, model_checkpoint_path, all_model_checkpoint_paths=None,
+                                    all_model_checkpoint_timestamps=None, last_preserved_timestamp=None):
+    """A CheckpointState whose last path is ``model_checkpoint_path``; paths under ``save_dir`` made relative
+    when ``model_checkpoint_path`` is relative."""
+    paths = list(all_model_checkpoint_paths or [])
+    if not paths or paths[-1] != model_checkpoint_path:
+        paths.append(model_checkpoint_path)
+    if not os.path.isabs(save_dir) and not os.path.isabs(model_checkpoint_path):
+        def rel(p):
+            return os.path.relpath(p, save_dir) if not os.path.isabs(p) else p
+        model_checkpoint_path, paths = rel(model_checkpoint_path), [rel(p) for p in paths]
+    return CheckpointState(model_checkpoint_path, paths, all_model_checkpoint_timestamps or [],
+                           last_preserved_timestamp or 0.0)
+
+
+def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoint_paths=None, latest_filename=None,
+                            all_model_checkpoint_timestamps=None, last_preserved_timestamp=None):
+    """Rewrites the state file of ``save_dir`` atomically (temporary file, fsync, rename)."""
+    if latest_filename is not None and os.path.basename(latest_filename) != latest_filename:
+        raise ValueError(f"latest_filename must be a file name, not a path: {latest_filename!r}")
+    state = generate_checkpoint_state_proto(save_dir, model_checkpoint_path, all_model_checkpoint_paths,
+                                            all_model_checkpoint_timestamps, last_preserved_timestamp)
+    path = _state_path(save_dir, latest_filename)
+    if os.path.abspath(path) == os.path.abspath(model_checkpoint_path):
+        raise errors.InvalidArgumentError(None, None, (
+            f"the checkpoint {model_checkpoint_path!r} and its state file would have the same name; "
+            f"choose another save_path or latest_filename"))
+    checkpoint_format.atomic_write(path, str(state).encode())
+
+
+def get_checkpoint_state(checkpoint_dir, latest_filename=None):
+    """The CheckpointState of ``checkpoint_dir`` (relative paths resolved against it), or None."""
+    path = _state_path(checkpoint_dir, latest_filename)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        state = CheckpointState.parse(f.read(), path)
+    if not state.model_checkpoint_path:
+        raise errors.DataLossError(None, None, f"checkpoint state file {path!r} names no model_checkpoint_path")
+
+    def resolve(p):
+        return p if os.path.isabs(p) else os.path.join(checkpoint_dir, p)
+    state.model_checkpoint_path = resolve(state.model_checkpoint_path)
+    state.all_model_checkpoint_paths = [resolve(p) for p in state.all_model_checkpoint_paths]
+    return state
+
+
+def _is_intact(prefix):
+    """The cheap check: the index parses and its checksum holds, and every data file has its recorded size."""
+    try:
+        body = checkpoint_format.read_index(prefix)
+    except errors.OpError:
+        return False
+    directory = os.path.dirname(os.path.abspath(prefix))
+    for info in body["shards"].values():
+        path = os.path.join(directory, info["file"])
+        if not os.path.isfile(path) or os.path.getsize(path) != info["size"]:
+            return False
+    return True
+
+
+def _candidates(checkpoint_dir, latest_filename):
+    """(state or None, checkpoints that look intact, newest first: the state file's, then any others)."""
+    try:
+        state = get_checkpoint_state(checkpoint_dir, latest_filename)
+    except errors.DataLossError as e:
+        _log.warning("%s; looking for checkpoints in the directory instead", e)
+        state = None
+    ordered = [] if state is None else [state.model_checkpoint_path] + state.all_model_checkpoint_paths[::-1]
+    found = []
+    if os.path.isdir(checkpoint_dir):
+        found = [os.path.join(checkpoint_dir, f[:-len(checkpoint_format.INDEX_SUFFIX)])
+                 for f in os.listdir(checkpoint_dir) if f.endswith(checkpoint_format.INDEX_SUFFIX)]
+        found.sort(key=lambda p: os.path.getmtime(checkpoint_format.index_path(p)), reverse=True)
+    seen, intact = set(), []
+    for prefix in ordered + found:
+        key = os.path.abspath(prefix)
+        if key not in seen:
+            seen.add(key)
+            if _is_intact(prefix):
+                intact.append(prefix)
+    return state, intact
+
+
+def checkpoint_candidates(checkpoint_dir, latest_filename=None):
+    """Intact-looking checkpoints of ``checkpoint_dir``, newest first (restoring falls back along this list)."""
+    return _candidates(checkpoint_dir, latest_filename)[1]
+
+
+def latest_checkpoint(checkpoint_dir, latest_filename=None):
+    """The prefix of the newest intact checkpoint in ``checkpoint_dir``, or None.
+
+    That is the state file's latest checkpoint; if it is missing or damaged, the newest intact one
+    among those the state file keeps, then among the directory's other checkpoints (with a warning).
+    """
+    state, intact = _candidates(checkpoint_dir, latest_filename)
+    if not intact:
+        return None
+    if state is not None and os.path.abspath(intact[0]) != os.path.abspath(state.model_checkpoint_path):
+        _log.warning("checkpoint %s named by the state file is missing or damaged; using %s instead",
+                     state.model_checkpoint_path, intact[0])
+    return intact[0]
+
+
+def checkpoint_exists(checkpoint_prefix):
+    """Whether a checkpoint with this prefix exists (its index does)."""
+    return checkpoint_format.exists(checkpoint_prefix)
+
+
+def get_checkpoint_mtimes(checkpoint_prefixes):
+    """The modification times of the given checkpoints' index files (missing ones are skipped)."""
+    return [os.path.getmtime(checkpoint_format.index_path(p)) for p in checkpoint_prefixes
+            if checkpoint_format.exists(p)]
+
+
+def remove_checkpoint(checkpoint_prefix, checkpoint_format_version=None, meta_graph_suffix="meta"):
+    """Deletes a checkpoint's files (index first, then data, then its meta graph)."""
+    checkpoint_format.delete_checkpoint(checkpoint_prefix)
+    meta = f"{checkpoint_prefix}.{meta_graph_suffix}"
+    if os.path.exists(meta):
+        os.remove(meta)

@@ -1,3 +1,344 @@
-"""tf.train: saver."""
+"""tf.train.Saver: save variables to checkpoints and restore them, keeping the last few.
 
-__all__ = []
+A Saver adds two sub-graphs at construction: save (read every variable, one SaveV2 per shard, merged
+when sharded) and restore (RestoreV2, then assign every variable). Restore ops read and verify all
+values before any assign runs, so a damaged checkpoint changes nothing. The checkpoint files are
+written atomically by the kernels; the state file is updated after them, and old checkpoints are
+deleted last.
+"""
+
+import collections
+import logging
+import os
+import time
+import uuid
+
+from tensorweave import dtypes, errors
+from tensorweave.framework import graph as graph_mod, tensor_shape
+from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.device_spec import DeviceSpec
+from tensorweave.framework.tensor import Tensor
+from tensorweave.ops import array_ops, control_flow_ops, io_ops
+from tensorweave.runtime import checkpoint_format
+from tensorweave.train import checkpoint_management
+
+__all__ = ["Saver", "SaverDef"]
+
+_log = logging.getLogger("tensorweave")
+
+
+class SaverDef:
+    """The names a Saver runs (TF1's SaverDef proto): enough to save and restore an imported graph."""
+
+    V2 = 2
+
+    def __init__(self, filename_tensor_name="", save_tensor_name="", restore_op_name="", max_to_keep=5,
+                 sharded=False, keep_checkpoint_every_n_hours=10000.0, version=V2):
+        self.filename_tensor_name = filename_tensor_name
+        self.save_tensor_name = save_tensor_name
+        self.restore_op_name = restore_op_name
+        self.max_to_keep = max_to_keep
+        self.sharded = sharded
+        self.keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours
+        self.version = version
+
+    def as_dict(self):
+        return dict(vars(self))
+
+
+class _SaveSpec:
+    """One tensor a checkpoint holds: its name and slice, how to read it and how to write it back."""
+
+    __slots__ = ("name", "tensor", "slice_spec", "device", "shape", "restore")
+
+    def __init__(self, name, tensor, slice_spec="", device="", shape=None, restore=None):
+        self.name = name
+        self.tensor = tensor
+        self.slice_spec = slice_spec
+        self.device = device
+        self.shape = shape
+        self.restore = restore  # fn(restored tensor) -> op, or None for a tensor that is only saved
+
+
+def _var_name(var):
+    name = var.name
+    return name[:-2] if name.endswith(":0") else name
+
+
+def _resource_handle(obj):
+    if isinstance(obj, Tensor):
+        return obj if obj.dtype is dtypes.resource else None
+    handle = getattr(obj, "handle", None)
+    if isinstance(handle, Tensor) and handle.dtype is dtypes.resource:
+        return handle
+    target = getattr(obj, "_gradient_target", None)
+    handle = target() if callable(target) else None
+    return handle if isinstance(handle, Tensor) and handle.dtype is dtypes.resource else None
+
+
+def _variable_spec(name, var, slice_spec=""):
+    handle = _resource_handle(var)
+    if handle is None:
+        raise TypeError(f"cannot save {var!r} under {name!r}: a Saver saves tf.Variables, PartitionedVariables "
+                        f"and Tensors")
+    dtype = var.dtype.base_dtype if hasattr(var.dtype, "base_dtype") else var.dtype
+    if dtype is dtypes.resource:
+        dtype = handle.op.get_attr("dtype")
+    shape = var.shape if not isinstance(var, Tensor) else handle.op.get_attr("shape")
+    with graph_mod.colocate_with(handle.op):
+        value = apply_op("ReadVariableOp", [handle], {"dtype": dtype}, name="Read")
+
+    def restore(restored):
+        with graph_mod.colocate_with(handle.op):
+            return apply_op("AssignVariableOp", [handle, restored], name="Assign")
+    return _SaveSpec(name, value, slice_spec, handle.op.device, tensor_shape.as_shape(shape), restore)
+
+
+def _partitions(obj):
+    getter = getattr(obj, "_get_variable_list", None)
+    return getter() if callable(getter) else None
+
+
+def _specs_for(name, obj):
+    parts = _partitions(obj)
+    if parts is not None:
+        specs = []
+        for part in parts:
+            info = getattr(part, "_save_slice_info", None)
+            if info is None:
+                raise ValueError(f"partition {part.name} of {name!r} has no slice information to save it by")
+            specs.append(_variable_spec(name, part, info.spec))
+        return specs
+    if isinstance(obj, Tensor) and obj.dtype is not dtypes.resource:
+        return [_SaveSpec(name, obj, "", obj.op.device, obj.shape)]
+    return [_variable_spec(name, obj)]
+
+
+def _saveable_names(var_list):
+    """name -> object, from a dict, a list, or all global variables (plus the saveable-objects collection)."""
+    if var_list is None:
+        var_list = (graph_mod.get_collection(graph_mod.GraphKeys.GLOBAL_VARIABLES)
+                    + graph_mod.get_collection("saveable_objects"))
+    if isinstance(var_list, dict):
+        return dict(var_list)
+    named = {}
+    seen = set()
+    for var in var_list:
+        if id(var) in seen:
+            continue
+        seen.add(id(var))
+        parts = _partitions(var)
+        name = parts[0]._save_slice_info.full_name if parts else _var_name(var)
+        if name in named:
+            raise ValueError(f"at least two variables have the same name: {name}; give them different names or "
+                             f"pass var_list as a dict of checkpoint names")
+        named[name] = var
+    return named
+
+
+class Saver:
+    """Saves and restores variables. TF1's ``tf.train.Saver`` (checkpoint format: docs/checkpoint-format.md)."""
+
+    def __init__(self, var_list=None, reshape=False, sharded=False, max_to_keep=5, keep_checkpoint_every_n_hours=10000.0,
+                 name=None, restore_sequentially=False, saver_def=None, builder=None, defer_build=False,
+                 allow_empty=False, write_version=SaverDef.V2, pad_step_number=False, save_relative_paths=False,
+                 filename=None):
+        if saver_def is not None:
+            sharded, max_to_keep = saver_def.sharded, saver_def.max_to_keep
+            keep_checkpoint_every_n_hours = saver_def.keep_checkpoint_every_n_hours
+        self._var_list = var_list
+        self._sharded = sharded
+        self._max_to_keep = max_to_keep
+        self._keep_every_n_hours = keep_checkpoint_every_n_hours
+        self._name = name
+        self._allow_empty = allow_empty
+        self._pad_step_number = pad_step_number
+        self._save_relative_paths = save_relative_paths
+        self._filename = filename
+        self._last_checkpoints = []  # [(prefix, time)] still kept, oldest first
+        self._to_delete = []
+        self._next_checkpoint_time = time.time() + keep_checkpoint_every_n_hours * 3600
+        self.saver_def = saver_def
+        self._is_empty = False
+        if saver_def is None and not defer_build:
+            self.build()
+
+    # ---- building --------------------------------------------------------------------------------------
+    def build(self):
+        if self.saver_def is not None:
+            return
+        names = _saveable_names(self._var_list)
+        if not names:
+            if self._allow_empty:
+                self._is_empty = True
+                return
+            raise ValueError("no variables to save: create variables before the Saver, or pass allow_empty=True")
+        with graph_mod.name_scope(self._name or "save") as scope:
+            specs = [s for name, obj in sorted(names.items()) for s in _specs_for(name, obj)]
+            filename = array_ops.placeholder_with_default(self._filename or "model", [], name="filename")
+            groups = self._groups(specs)
+            save_tensor = self._add_save_ops(filename, groups)
+            restore_op = self._add_restore_ops(filename, groups)
+        self.saver_def = SaverDef(filename.name, save_tensor.name, restore_op.name, self._max_to_keep, self._sharded,
+                                  self._keep_every_n_hours)
+        self._scope = scope
+        graph_mod.get_default_graph().add_to_collection(graph_mod.GraphKeys.SAVERS, self)
+
+    def _groups(self, specs):
+        """Specs per save shard: one group, or one per device when sharded."""
+        if not self._sharded:
+            return [("", specs)]
+        by_device = collections.OrderedDict()
+        for s in specs:
+            by_device.setdefault(s.device, []).append(s)
+        return list(by_device.items())
+
+    @staticmethod
+    def _host(device):
+        """Save and restore run on the CPU of the variable's task (tensors cross to it as needed)."""
+        spec = DeviceSpec.from_string(device) if device else DeviceSpec()
+        return DeviceSpec(spec.job, spec.replica, spec.task, "CPU", 0).to_string() if device else ""
+
+    def _add_save_ops(self, filename, groups):
+        if len(groups) == 1 and not self._sharded:
+            specs = groups[0][1]
+            save = io_ops.save_v2(filename, [s.name for s in specs], [s.slice_spec for s in specs],
+                                  [s.tensor for s in specs])
+            return control_flow_ops.with_dependencies([save], filename, name="control_dependency")
+        parts_prefix = io_ops.string_join([filename, f"_temp_{uuid.uuid4().hex}/part"])
+        part_names, saves = [], []
+        for shard, (device, specs) in enumerate(groups):
+            with graph_mod.device(self._host(device)):
+                part = io_ops.sharded_filename(parts_prefix, shard, len(groups))
+                part_names.append(part)
+                saves.append(io_ops.save_v2(part, [s.name for s in specs], [s.slice_spec for s in specs],
+                                            [s.tensor for s in specs]))
+        with graph_mod.control_dependencies(saves):
+            with graph_mod.device(self._host(groups[0][0])):
+                merge = io_ops.merge_v2_checkpoints(part_names, filename)
+        return control_flow_ops.with_dependencies([merge], filename, name="control_dependency")
+
+    def _add_restore_ops(self, filename, groups):
+        restored = []
+        for device, specs in groups:
+            with graph_mod.device(self._host(device)):
+                values = io_ops.restore_v2(filename, [s.name for s in specs], [s.slice_spec for s in specs],
+                                           [s.tensor.dtype for s in specs], shapes=[s.shape for s in specs])
+            restored.extend(zip(specs, values))
+        reads = [v.op for _, v in restored]
+        assigns = []
+        with graph_mod.control_dependencies(reads):  # every value is read and verified before any assign
+            for spec, value in restored:
+                if spec.restore is not None:
+                    assigns.append(spec.restore(value))
+        return control_flow_ops.group(*assigns, name="restore_all")
+
+    # ---- saving -----------------------------------------------------------------------------------------
+    @property
+    def last_checkpoints(self):
+        """Prefixes of the checkpoints still kept, oldest first."""
+        return [p for p, _ in self._last_checkpoints]
+
+    def set_last_checkpoints(self, last_checkpoints):
+        self._last_checkpoints = [(p, time.time()) for p in last_checkpoints]
+
+    def set_last_checkpoints_with_time(self, last_checkpoints_with_time):
+        self._last_checkpoints = [(p, t) for p, t in last_checkpoints_with_time]
+
+    def recover_last_checkpoints(self, checkpoint_paths):
+        """Takes over the checkpoints a previous run kept (those still on disk), so max_to_keep counts them."""
+        kept = [p for p in checkpoint_paths if checkpoint_format.exists(p)]
+        self.set_last_checkpoints_with_time(list(zip(kept, checkpoint_management.get_checkpoint_mtimes(kept))))
+
+    def save(self, sess, save_path, global_step=None, latest_filename=None, meta_graph_suffix="meta",
+             write_meta_graph=True, write_state=True, strip_default_attrs=False):
+        """Writes a checkpoint; returns its prefix (``save_path-<global_step>`` when a step is given)."""
+        if self._is_empty:
+            return None
+        self.build()
+        if global_step is not None:
+            step = global_step if isinstance(global_step, int) else int(_run_value(sess, global_step))
+            checkpoint_file = f"{save_path}-{step:08d}" if self._pad_step_number else f"{save_path}-{step}"
+        else:
+            checkpoint_file = os.fspath(save_path)
+        hint = checkpoint_format.bad_prefix_hint(checkpoint_file)
+        if hint is not None and not checkpoint_file.endswith(checkpoint_format.INDEX_SUFFIX):
+            raise ValueError(f"cannot save to {checkpoint_file!r}: {hint}")
+        save_dir = os.path.dirname(checkpoint_file) or "."
+        if not os.path.isdir(save_dir):
+            raise ValueError(f"parent directory of {checkpoint_file!r} does not exist, so the checkpoint cannot be "
+                             f"saved; create it first (os.makedirs({save_dir!r}))")
+        prefix = _as_text(sess.run(self.saver_def.save_tensor_name,
+                                   {self.saver_def.filename_tensor_name: checkpoint_file}))
+        if write_meta_graph:
+            from tensorweave.train import meta_graph
+            meta_graph.export_meta_graph(f"{checkpoint_file}.{meta_graph_suffix}", saver_def=self.saver_def,
+                                         graph=sess.graph)
+        self._record(prefix)
+        if write_state:
+            stored = [os.path.basename(p) if self._save_relative_paths else p for p in self.last_checkpoints]
+            latest = os.path.basename(prefix) if self._save_relative_paths else prefix
+            checkpoint_management.update_checkpoint_state(
+                save_dir, latest, stored, latest_filename,
+                all_model_checkpoint_timestamps=[t for _, t in self._last_checkpoints],
+                last_preserved_timestamp=self._next_checkpoint_time - self._keep_every_n_hours * 3600)
+        self._delete_old(meta_graph_suffix)
+        return prefix
+
+    def _record(self, prefix):
+        """Adds ``prefix`` to the kept checkpoints; the ones beyond max_to_keep wait for deletion."""
+        if not self._max_to_keep:
+            return
+        self._last_checkpoints = [(p, t) for p, t in self._last_checkpoints if p != prefix]
+        self._last_checkpoints.append((prefix, time.time()))
+        while len(self._last_checkpoints) > self._max_to_keep:
+            self._to_delete.append(self._last_checkpoints.pop(0))
+
+    def _delete_old(self, meta_graph_suffix):
+        """Deletes checkpoints dropped from the kept list, except one per keep_checkpoint_every_n_hours."""
+        while self._to_delete:
+            prefix, saved_at = self._to_delete.pop(0)
+            if saved_at > self._next_checkpoint_time:
+                self._next_checkpoint_time += self._keep_every_n_hours * 3600
+                continue
+            try:
+                checkpoint_management.remove_checkpoint(prefix, meta_graph_suffix=meta_graph_suffix)
+            except OSError as e:
+                _log.warning("could not delete old checkpoint %s: %s", prefix, e)
+
+    # ---- restoring -----------------------------------------------------------------------------------
+    def restore(self, sess, save_path):
+        """Sets every variable to its value in the checkpoint ``save_path`` (a prefix, as save returns)."""
+        if self._is_empty:
+            return
+        if save_path is None:
+            raise ValueError("cannot restore: save_path is None (no checkpoint was found?)")
+        save_path = os.fspath(save_path)
+        hint = checkpoint_format.bad_prefix_hint(save_path)
+        if hint is not None:
+            raise ValueError(f"cannot restore from {save_path!r}: {hint}")
+        if not checkpoint_format.exists(save_path):
+            raise ValueError(f"the passed save_path is not a valid checkpoint: {save_path!r} "
+                             f"({save_path}.index does not exist)")
+        try:
+            sess.run(self.saver_def.restore_op_name, {self.saver_def.filename_tensor_name: save_path})
+        except errors.NotFoundError as e:
+            raise type(e)(e.node_def, e.op, (
+                f"{e.message}\nRestoring from checkpoint {save_path!r} failed: the graph has a variable the "
+                f"checkpoint lacks. Restore a subset with tf.train.Saver(var_list=...), or use the checkpoint "
+                f"of this model.")) from None
+
+    def as_saver_def(self):
+        return self.saver_def
+
+    def to_proto(self, export_scope=None):
+        return self.saver_def
+
+
+def _run_value(sess, tensor_or_var):
+    return sess.run(tensor_or_var)
+
+
+def _as_text(value):
+    value = value.item() if hasattr(value, "item") else value
+    return value.decode() if isinstance(value, bytes) else str(value)

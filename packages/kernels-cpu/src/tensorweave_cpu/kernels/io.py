@@ -53,9 +53,9 @@ def _restore(prefix, tensor_names, shape_and_slices, *, dtypes, shapes):
 
 
 @KERNELS.register("MergeV2Checkpoints")
-def _merge(checkpoint_prefixes, destination_prefix, *, delete_old_dirs):
-    prefixes = [_text(p) for p in np.asarray(checkpoint_prefixes, dtype=object).reshape(-1)]
-    checkpoint_format.merge_checkpoints(prefixes, _text(destination_prefix), delete_old_dirs)
+def _merge(*prefixes, delete_old_dirs):
+    *parts, destination = prefixes
+    checkpoint_format.merge_checkpoints([_text(p) for p in parts], _text(destination), delete_old_dirs)
 
 
 @KERNELS.register("ShardedFilename")

@@ -1,0 +1,96 @@
+"""Meta graphs: a graph plus its Saver's names and its collections, so a checkpoint can be restored into
+a program that did not build the model (``tf.train.import_meta_graph``)."""
+
+import json
+
+from tensorweave.framework import graph as graph_mod
+from tensorweave.framework.graph_io import GraphDef, import_graph_def
+from tensorweave.framework.operation import Operation
+from tensorweave.framework.tensor import Tensor
+from tensorweave.runtime import checkpoint_format
+
+__all__ = ["MetaGraphDef", "export_meta_graph", "import_meta_graph"]
+
+FORMAT = "tensorweave-metagraph/1"
+
+
+class MetaGraphDef:
+    """The graph, the Saver's SaverDef, and the collections whose items are tensors, ops or plain values."""
+
+    def __init__(self, graph_def=None, saver_def=None, collection_def=None):
+        self.graph_def = graph_def or GraphDef()
+        self.saver_def = saver_def
+        self.collection_def = dict(collection_def or {})
+
+    def SerializeToString(self):  # noqa: N802 - TF's method name
+        return json.dumps({"format": FORMAT, "graph_def": self.graph_def.SerializeToString().decode(),
+                           "saver_def": None if self.saver_def is None else self.saver_def.as_dict(),
+                           "collection_def": self.collection_def}).encode()
+
+    @classmethod
+    def FromString(cls, data):  # noqa: N802
+        from tensorweave.train.saver import SaverDef
+        doc = json.loads(data)
+        if doc.get("format") != FORMAT:
+            raise ValueError(f"not a tensorweave meta graph (format {doc.get('format')!r})")
+        saver_def = None if doc["saver_def"] is None else SaverDef(**doc["saver_def"])
+        return cls(GraphDef.FromString(doc["graph_def"].encode()), saver_def, doc["collection_def"])
+
+
+def _collection_items(items):
+    """Collection entries as names (tensors, ops) or JSON values; None if some item cannot be kept."""
+    out = []
+    for item in items:
+        if isinstance(item, (Tensor, Operation)):
+            out.append({"node": item.name})
+        elif isinstance(item, (str, int, float, bool)):
+            out.append({"value": item})
+        else:
+            return None
+    return out
+
+
+def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None, collection_list=None,
+                      as_text=False, graph=None, export_scope=None, clear_devices=False, **unused):
+    """The MetaGraphDef of ``graph`` (default graph); written atomically to ``filename`` when given."""
+    graph = graph or graph_mod.get_default_graph()
+    graph_def = graph_def or graph.as_graph_def()
+    if clear_devices:
+        for node in graph_def.node:
+            node.device = ""
+    keys = collection_list if collection_list is not None else graph.get_all_collection_keys()
+    collections = {}
+    for key in keys:
+        items = _collection_items(graph.get_collection(key))
+        if items is not None:
+            collections[key] = items
+    meta = MetaGraphDef(graph_def, saver_def, collections)
+    if filename is not None:
+        checkpoint_format.atomic_write(filename, meta.SerializeToString())
+    return meta
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **unused):
+    """Adds the meta graph's graph and collections to the default graph; returns a Saver for it (or None)."""
+    if isinstance(meta_graph_or_file, MetaGraphDef):
+        meta = meta_graph_or_file
+    else:
+        with open(meta_graph_or_file, "rb") as f:
+            meta = MetaGraphDef.FromString(f.read())
+    if clear_devices:
+        for node in meta.graph_def.node:
+            node.device = ""
+    import_graph_def(meta.graph_def, name=import_scope or "")
+    graph = graph_mod.get_default_graph()
+    scope = f"{import_scope}/" if import_scope else ""
+    for key, items in meta.collection_def.items():
+        for item in items:
+            graph.add_to_collection(key, graph.as_graph_element(scope + item["node"]) if "node" in item
+                                    else item["value"])
+    if meta.saver_def is None:
+        return None
+    from tensorweave.train.saver import Saver, SaverDef
+    names = meta.saver_def.as_dict()
+    for key in ("filename_tensor_name", "save_tensor_name", "restore_op_name"):
+        names[key] = scope + names[key]
+    return Saver(saver_def=SaverDef(**names))
