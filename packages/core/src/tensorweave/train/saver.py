@@ -182,7 +182,6 @@ class Saver:
         self.saver_def = SaverDef(filename.name, save_tensor.name, restore_op.name, self._max_to_keep, self._sharded,
                                   self._keep_every_n_hours)
         self._scope = scope
-        graph_mod.get_default_graph().add_to_collection(graph_mod.GraphKeys.SAVERS, self)
 
     def _groups(self, specs):
         """Specs per save shard: one group, or one per device when sharded."""
