@@ -230,7 +230,7 @@ class Saver:
             for spec, value in restored:
                 if spec.restore is not None:
                     assigns.append(spec.restore(value))
-        return control_flow_ops.group(*assigns, name="restore_all")
+        return control_flow_ops.group(*assigns, *set(reads), name="restore_all")  # reads verify even unassigned
 
     # ---- saving -----------------------------------------------------------------------------------------
     @property
