@@ -255,3 +255,65 @@ def test_killing_a_process_mid_save_leaves_a_valid_latest_checkpoint(tmp_path):
         for kept in tf.train.get_checkpoint_state(os.path.dirname(prefix)).all_model_checkpoint_paths:
             if tf.train.checkpoint_exists(kept):
                 assert int(tf.train.load_variable(kept, "step")) == int(kept.rsplit("-", 1)[1])
+
+
+# ---- variables ------------------------------------------------------------------------------------------
+def test_saver_saves_and_restores_variables(tmp_path):
+    with tf.Graph().as_default():
+        w = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3), name="w")
+        step = tf.Variable(7, dtype=tf.int64, name="step", trainable=False)
+        saver = tf.train.Saver()
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            prefix = saver.save(s, str(tmp_path / "model.ckpt"), global_step=step)
+            s.run([w.assign(np.zeros((2, 3), np.float32)), step.assign(0)])
+            saver.restore(s, prefix)
+            np.testing.assert_array_equal(s.run(w), np.arange(6).reshape(2, 3))
+            assert s.run(step) == 7
+    assert prefix.endswith("model.ckpt-7")
+    assert tf.train.list_variables(str(tmp_path)) == [("step", []), ("w", [2, 3])]
+    with tf.Graph().as_default():
+        w = tf.Variable(np.zeros((2, 3), np.float32), name="w")
+        with tf.Session() as s:
+            tf.train.Saver([w]).restore(s, prefix)  # restoring initializes: no initializer run needed
+            np.testing.assert_array_equal(s.run(w), np.arange(6).reshape(2, 3))
+
+
+def test_saver_var_list_as_dict_renames_and_partitioned_variables_save_as_one(tmp_path):
+    with tf.Graph().as_default():
+        v = tf.Variable([1.0, 2.0], name="local_name")
+        parts = tf.get_variable("emb", shape=[6, 2], initializer=tf.constant_initializer(np.arange(12.0)),
+                                partitioner=tf.fixed_size_partitioner(2))
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            prefix = tf.train.Saver({"checkpoint_name": v}).save(s, str(tmp_path / "a"))
+            emb_prefix = tf.train.Saver([parts]).save(s, str(tmp_path / "b"))
+            full = s.run(tf.concat(list(parts), 0))
+    assert tf.train.list_variables(prefix) == [("checkpoint_name", [2])]
+    assert tf.train.list_variables(emb_prefix) == [("emb", [6, 2])]
+    np.testing.assert_array_equal(tf.train.load_variable(emb_prefix, "emb"), full)
+
+
+def test_a_damaged_checkpoint_changes_no_variable(tmp_path):
+    with tf.Graph().as_default():
+        a = tf.Variable(np.ones(1000), name="a")
+        b = tf.Variable(np.ones(1000), name="b")
+        saver = tf.train.Saver(sharded=False)
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            prefix = saver.save(s, str(tmp_path / "m"))
+            data = next(tmp_path / f for f in os.listdir(tmp_path) if ".data-" in f)
+            blob = bytearray(data.read_bytes())
+            blob[-10] ^= 0xFF
+            data.write_bytes(bytes(blob))
+            s.run([a.assign(np.zeros(1000)), b.assign(np.zeros(1000))])
+            with pytest.raises(tf.errors.DataLossError, match="corrupted"):
+                saver.restore(s, prefix)
+            assert s.run(a).sum() == 0 and s.run(b).sum() == 0
+
+
+def test_saver_without_variables_says_so():
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="no variables to save"):
+            tf.train.Saver()
+        assert tf.train.Saver(allow_empty=True).save(None, "unused") is None

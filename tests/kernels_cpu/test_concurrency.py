@@ -224,3 +224,33 @@ def test_stress_8_producers_4_consumers_move_100000_items_through_a_bounded_queu
     assert everything.size == items
     np.testing.assert_array_equal(np.sort(everything), np.arange(items))  # nothing lost or duplicated
     assert all(0 < len(t.result) for t in consumer_threads), "every consumer took part"
+
+
+def test_stress_8_threads_times_1000_locked_assign_adds_give_an_exact_count():
+    counter = tf.Variable(np.zeros(4, np.int64), name="counter")
+    increment = counter.assign_add(np.ones(4, np.int64), use_locking=True, read_value=False)
+    with tf.Session() as s:
+        s.run(counter.initializer)
+        step = s.make_callable(increment)
+
+        def work():
+            for _ in range(1000):
+                step()
+
+        workers = [start(work) for _ in range(8)]
+        for w in workers:
+            w.finish(60)
+        np.testing.assert_array_equal(s.run(counter), np.full(4, 8000))
+
+
+def test_concurrent_steps_share_variables_and_queues(sess):
+    total = tf.Variable(0.0, name="total")
+    queue = tf.FIFOQueue(50, tf.float32, shapes=[])
+    add_next = total.assign_add(queue.dequeue(), use_locking=True)
+    sess.run(total.initializer)
+    sess.run(queue.enqueue_many([np.arange(1, 41, dtype=np.float32)]))
+    workers = [start(lambda: [sess.run(add_next) for _ in range(10)]) for _ in range(4)]
+    for w in workers:
+        w.finish(30)
+    assert sess.run(total) == sum(range(1, 41))
+    assert sess.run(queue.size()) == 0

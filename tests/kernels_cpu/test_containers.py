@@ -117,3 +117,35 @@ def test_reset_cancels_steps_waiting_on_a_cleared_queue():
                 waiter.finish()
     finally:
         tf.Session.reset(target)
+
+
+def test_two_disjoint_graphs_share_a_variable_through_a_local_target():
+    target = "local://share_variable"
+    g1, g2 = tf.Graph(), tf.Graph()
+    with g1.as_default():
+        v1 = tf.get_variable("shared_v", initializer=np.array([1.0, 2.0]), use_resource=True)
+        init, bump = v1.initializer, v1.assign_add([10.0, 10.0])
+    with g2.as_default():
+        v2 = tf.get_variable("shared_v", initializer=np.array([0.0, 0.0]), use_resource=True)
+        read = v2.read_value()
+    try:
+        with tf.Session(target, graph=g1) as a, tf.Session(target, graph=g2) as b:
+            a.run(init)
+            a.run(bump)
+            np.testing.assert_array_equal(b.run(read), [11.0, 12.0])  # b never initialized it
+        tf.Session.reset(target)
+        with tf.Session(target, graph=g2) as b:
+            with pytest.raises(tf.errors.FailedPreconditionError, match="shared_v"):
+                b.run(read)
+    finally:
+        tf.Session.reset(target)
+
+
+def test_variables_of_a_target_empty_session_end_with_it():
+    v = tf.Variable(3.0, name="private_v")
+    with tf.Session() as s:
+        s.run(v.initializer)
+        assert s.run(v) == 3.0
+    with tf.Session() as s:
+        with pytest.raises(tf.errors.FailedPreconditionError, match="private_v"):
+            s.run(v)
