@@ -317,3 +317,12 @@ def test_saver_without_variables_says_so():
         with pytest.raises(ValueError, match="no variables to save"):
             tf.train.Saver()
         assert tf.train.Saver(allow_empty=True).save(None, "unused") is None
+
+
+def test_latest_filename_names_a_separate_state_file(sess, tmp_path):
+    saver = _tensor_saver({"x": np.arange(3.0)})
+    saver.save(sess, str(tmp_path / "a"), latest_filename="a_state")
+    saver.save(sess, str(tmp_path / "b"), latest_filename="b_state")
+    assert tf.train.latest_checkpoint(str(tmp_path), "a_state") == str(tmp_path / "a")
+    assert tf.train.get_checkpoint_state(str(tmp_path), "b_state").model_checkpoint_path == str(tmp_path / "b")
+    assert not (tmp_path / "checkpoint").exists()

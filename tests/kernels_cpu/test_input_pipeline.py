@@ -126,3 +126,13 @@ def test_limit_epochs_raises_out_of_range_after_the_limit(sess):
         sess.run(limited)
     with pytest.raises(ValueError, match="num_epochs must be > 0"):
         tf.train.limit_epochs(tf.constant(1), 0)
+
+
+def test_shuffle_batch_join_draws_from_every_source(sess):
+    first = tf.train.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+    second = tf.add(tf.train.range_input_producer(10, num_epochs=1, shuffle=False).dequeue(), 100)
+    [batch] = tf.train.shuffle_batch_join([[first], [second]], 5, capacity=20, min_after_dequeue=5, seed=2,
+                                          allow_smaller_final_batch=True)
+    _init(sess)
+    got = np.concatenate(_drain(sess, batch)).tolist()
+    assert sorted(got) == list(range(10)) + list(range(100, 110))

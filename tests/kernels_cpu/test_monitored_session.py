@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import types
 
 import numpy as np
 import pytest
@@ -180,6 +181,27 @@ def test_monitored_session_recovers_from_an_aborted_step(tmp_path):
             sess.run(train_op)
         assert sess.run(step) == 5  # steps 1-3, the abort, step 2 restored, the aborted run retried, two more
         np.testing.assert_array_equal(sess.run(w), np.full(3, 1 + 2 + 3 + 4 + 5.0))
+
+
+def test_summaries_use_the_board_packages_hook_when_it_is_installed(monkeypatch, tmp_path):
+    made = []
+
+    class SummarySaverHook(tf.train.SessionRunHook):
+        def __init__(self, save_steps=None, save_secs=None, output_dir=None, summary_writer=None, scaffold=None,
+                     summary_op=None):
+            made.append((save_steps, output_dir))
+
+    board = types.ModuleType("tensorweave_board")
+    board.SummarySaverHook = SummarySaverHook
+    monkeypatch.setitem(sys.modules, "tensorweave_board", board)
+    step, w, train_op = _counter_model()
+    with tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path / "none"), save_summaries_steps=7):
+        pass
+    assert made == []  # no summary ops in the graph: no hook
+    tf.add_to_collection(tf.GraphKeys.SUMMARIES, tf.constant(b"", name="a_summary"))
+    with tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path / "some"), save_summaries_steps=7):
+        pass
+    assert made == [(7, str(tmp_path / "some"))]
 
 
 _TRAINING_SCRIPT = textwrap.dedent("""

@@ -261,7 +261,7 @@ class Saver:
         else:
             checkpoint_file = os.fspath(save_path)
         hint = checkpoint_format.bad_prefix_hint(checkpoint_file)
-        if hint is not None and not checkpoint_file.endswith(checkpoint_format.INDEX_SUFFIX):
+        if hint is not None:
             raise ValueError(f"cannot save to {checkpoint_file!r}: {hint}")
         save_dir = os.path.dirname(checkpoint_file) or "."
         if not os.path.isdir(save_dir):
