@@ -136,3 +136,80 @@ def test_shuffle_batch_join_draws_from_every_source(sess):
     _init(sess)
     got = np.concatenate(_drain(sess, batch)).tolist()
     assert sorted(got) == list(range(10)) + list(range(100, 110))
+
+
+# ---- readers ----------------------------------------------------------------------------------------------
+def _file_queue(sess, paths):
+    queue = tf.FIFOQueue(len(paths) + 1, tf.string, shapes=[])
+    sess.run(queue.enqueue_many([[str(p) for p in paths]]))
+    sess.run(queue.close())
+    return queue
+
+
+def _read_all(sess, fetch):
+    out = []
+    with pytest.raises(tf.errors.OutOfRangeError):
+        while True:
+            out.append(sess.run(fetch))
+    return out
+
+
+def test_text_line_reader_reads_lines_file_after_file(sess, tmp_path):
+    (tmp_path / "a.csv").write_text("header\n1,2\n3,4\n")
+    (tmp_path / "b.csv").write_text("header\r\n5,6\r\n")
+    queue = _file_queue(sess, [tmp_path / "a.csv", tmp_path / "b.csv"])
+    reader = tf.TextLineReader(skip_header_lines=1)
+    records = _read_all(sess, reader.read(queue))
+    assert [(k.decode(), v) for k, v in records] == [(f"{tmp_path / 'a.csv'}:2", b"1,2"),
+                                                     (f"{tmp_path / 'a.csv'}:3", b"3,4"),
+                                                     (f"{tmp_path / 'b.csv'}:2", b"5,6")]
+    assert sess.run([reader.num_records_produced(), reader.num_work_units_completed()]) == [3, 2]
+    sess.run(reader.reset())
+    assert sess.run(reader.num_records_produced()) == 0
+
+
+def test_read_up_to_stops_at_the_end_of_each_file(sess, tmp_path):
+    for name, n in (("x", 3), ("y", 1)):
+        (tmp_path / name).write_text("".join(f"{name}{i}\n" for i in range(n)))
+    queue = _file_queue(sess, [tmp_path / "x", tmp_path / "y"])
+    keys, values = tf.TextLineReader().read_up_to(queue, 2)
+    batches = [v.tolist() for _, v in _read_all(sess, [keys, values])]
+    assert batches == [[b"x0", b"x1"], [b"x2"], [b"y0"]]
+
+
+def test_whole_file_identity_and_fixed_length_readers(sess, tmp_path):
+    import gzip
+    (tmp_path / "w").write_bytes(b"\x00binary\xff")
+    raw = b"HD" + bytes(range(10)) + b"F"
+    (tmp_path / "fixed").write_bytes(raw)
+    (tmp_path / "fixed.gz").write_bytes(gzip.compress(raw))
+    whole = tf.WholeFileReader().read(_file_queue(sess, [tmp_path / "w"]))
+    assert _read_all(sess, whole) == [[str(tmp_path / "w").encode(), b"\x00binary\xff"]]
+    identity = tf.IdentityReader().read(_file_queue(sess, ["work-1", "work-2"]))
+    assert [v for _, v in _read_all(sess, identity)] == [b"work-1", b"work-2"]
+    for path, encoding in ((tmp_path / "fixed", None), (tmp_path / "fixed.gz", "GZIP")):
+        reader = tf.FixedLengthRecordReader(4, header_bytes=2, footer_bytes=1, hop_bytes=3, encoding=encoding)
+        values = [v for _, v in _read_all(sess, reader.read(_file_queue(sess, [path])))]
+        assert values == [bytes([0, 1, 2, 3]), bytes([3, 4, 5, 6]), bytes([6, 7, 8, 9])]
+
+
+def test_a_missing_file_fails_one_read_and_reading_goes_on(sess, tmp_path):
+    (tmp_path / "ok").write_text("fine\n")
+    queue = _file_queue(sess, [tmp_path / "missing", tmp_path / "ok"])
+    key, value = tf.TextLineReader().read(queue)
+    with pytest.raises(tf.errors.NotFoundError, match="missing.*does not exist"):
+        sess.run(value)
+    assert sess.run(value) == b"fine"
+
+
+def test_threads_sharing_a_reader_get_every_record_once(sess, tmp_path):
+    from thread_helpers import start
+    paths = []
+    for f in range(6):
+        paths.append(tmp_path / f"part{f}")
+        paths[-1].write_text("".join(f"{f}-{i}\n" for i in range(50)))
+    queue = _file_queue(sess, paths)
+    key, value = tf.TextLineReader().read(queue)
+    workers = [start(_read_all, sess, value) for _ in range(4)]
+    got = [v for w in workers for v in w.finish(30)]
+    assert sorted(got) == sorted(f"{f}-{i}".encode() for f in range(6) for i in range(50))

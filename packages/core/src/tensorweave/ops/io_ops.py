@@ -1,8 +1,9 @@
-"""Checkpoint ops (SaveV2, RestoreV2, MergeV2Checkpoints), the file-name ops a sharded save needs, and
-whole-file reads and writes. The on-disk format is runtime/checkpoint_format.py."""
+"""Checkpoint ops (SaveV2, RestoreV2, MergeV2Checkpoints), the file-name ops a sharded save needs,
+whole-file reads and writes, and readers (TF1's tf.TextLineReader and friends) that turn the file names
+of a queue into records. The on-disk checkpoint format is runtime/checkpoint_format.py."""
 
 from tensorweave import dtypes
-from tensorweave.framework import common_shapes, tensor_shape
+from tensorweave.framework import common_shapes, graph as graph_mod, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
@@ -10,7 +11,8 @@ from tensorweave.framework.tensor_util import constant_value
 
 DEFS = OpDefList()
 
-__all__ = ["read_file", "write_file", "string_join"]
+__all__ = ["FixedLengthRecordReader", "IdentityReader", "ReaderBase", "TextLineReader", "WholeFileReader",
+           "read_file", "string_join", "write_file"]
 
 DEFS.define("SaveV2", inputs=["prefix: string", "tensor_names: string", "shape_and_slices: string", "tensors: dtypes"],
             attrs=["dtypes: list(type) >= 1"], is_stateful=True, grad=NOT_DIFFERENTIABLE,
@@ -103,3 +105,113 @@ def write_file(filename, contents, name=None):
 
 def _strings(values):
     return convert_to_tensor(values, dtype=dtypes.string)
+
+
+# ---- readers --------------------------------------------------------------------------------------------
+_READER_ATTRS = ["container: string = ''", "shared_name: string = ''"]
+
+
+def _define_reader(name, attrs=(), doc=""):
+    DEFS.define(name, outputs=["reader_handle: resource"], attrs=list(attrs) + _READER_ATTRS, is_stateful=True,
+                grad=NOT_DIFFERENTIABLE, shape_fn=common_shapes.scalar_shape, doc=doc)
+
+
+_define_reader("TextLineReaderV2", ["skip_header_lines: int = 0"], "Records are the lines of each file.")
+_define_reader("WholeFileReaderV2", doc="A record is a whole file: (its name, its contents).")
+_define_reader("IdentityReaderV2", doc="A record is the work unit itself: (work, work).")
+_define_reader("FixedLengthRecordReaderV2", ["header_bytes: int = 0", "record_bytes: int", "footer_bytes: int = 0",
+                                             "hop_bytes: int = 0", "encoding: string = ''"],
+               doc="Records are record_bytes long, every hop_bytes, between a header and a footer.")
+DEFS.define("ReaderReadV2", inputs=["reader_handle: resource", "queue_handle: resource"],
+            outputs=["key: string", "value: string"], is_stateful=True, grad=NOT_DIFFERENTIABLE,
+            shape_fn=lambda op: [tensor_shape.TensorShape([])] * 2,
+            doc="The next record, dequeuing the next work unit when the current one is done.")
+DEFS.define("ReaderReadUpToV2", inputs=["reader_handle: resource", "queue_handle: resource", "num_records: int64"],
+            outputs=["keys: string", "values: string"], is_stateful=True, grad=NOT_DIFFERENTIABLE,
+            shape_fn=lambda op: [tensor_shape.TensorShape([None])] * 2,
+            doc="Up to num_records records; fewer at the end of a work unit.")
+for _name, _doc in (("ReaderNumRecordsProducedV2", "Records produced so far."),
+                    ("ReaderNumWorkUnitsCompletedV2", "Work units finished so far.")):
+    DEFS.define(_name, inputs=["reader_handle: resource"], outputs=["count: int64"], is_stateful=True,
+                grad=NOT_DIFFERENTIABLE, shape_fn=common_shapes.scalar_shape, doc=_doc)
+DEFS.define("ReaderResetV2", inputs=["reader_handle: resource"], is_stateful=True, grad=NOT_DIFFERENTIABLE,
+            doc="Forgets the current work unit and the counts.")
+
+
+class ReaderBase:
+    """Reads records from the work units (file names) of a queue. TF1's ``tf.ReaderBase``."""
+
+    def __init__(self, reader_ref, supports_serialize=False):
+        self._reader_ref = reader_ref
+        self._supports_serialize = supports_serialize
+
+    @property
+    def reader_ref(self):
+        return self._reader_ref
+
+    @property
+    def supports_serialize(self):
+        return self._supports_serialize
+
+    @staticmethod
+    def _queue_ref(queue):
+        return queue.queue_ref if hasattr(queue, "queue_ref") else queue
+
+    def read(self, queue, name=None):
+        """(key, value): the next record, taking the next file name from ``queue`` when needed."""
+        return apply_op("ReaderReadV2", [self._reader_ref, self._queue_ref(queue)], name=name or "ReaderReadV2")
+
+    def read_up_to(self, queue, num_records, name=None):
+        """(keys, values): up to ``num_records`` records (fewer when a file ends)."""
+        return apply_op("ReaderReadUpToV2", [self._reader_ref, self._queue_ref(queue),
+                                             convert_to_tensor(num_records, dtype=dtypes.int64)],
+                        name=name or "ReaderReadUpToV2")
+
+    def num_records_produced(self, name=None):
+        return apply_op("ReaderNumRecordsProducedV2", [self._reader_ref], name=name or "ReaderNumRecordsProducedV2")
+
+    def num_work_units_completed(self, name=None):
+        return apply_op("ReaderNumWorkUnitsCompletedV2", [self._reader_ref],
+                        name=name or "ReaderNumWorkUnitsCompletedV2")
+
+    def reset(self, name=None):
+        return apply_op("ReaderResetV2", [self._reader_ref], name=name or "ReaderResetV2")
+
+
+def _reader(op_type, name, **attrs):
+    attrs["container"] = graph_mod.get_default_graph().current_container
+    return apply_op(op_type, [], attrs, name=name)
+
+
+class TextLineReader(ReaderBase):
+    """Records are lines (without the newline); keys are ``file:line_number``."""
+
+    def __init__(self, skip_header_lines=None, name=None):
+        super().__init__(_reader("TextLineReaderV2", name or "TextLineReaderV2",
+                                 skip_header_lines=int(skip_header_lines or 0)))
+
+
+class WholeFileReader(ReaderBase):
+    """One record per file: key the file name, value its contents."""
+
+    def __init__(self, name=None):
+        super().__init__(_reader("WholeFileReaderV2", name or "WholeFileReaderV2"))
+
+
+class IdentityReader(ReaderBase):
+    """One record per work unit: key and value are the work unit itself."""
+
+    def __init__(self, name=None):
+        super().__init__(_reader("IdentityReaderV2", name or "IdentityReaderV2"))
+
+
+class FixedLengthRecordReader(ReaderBase):
+    """Records of ``record_bytes`` bytes (every ``hop_bytes``) between a header and a footer; keys ``file:i``."""
+
+    def __init__(self, record_bytes, header_bytes=None, footer_bytes=None, hop_bytes=None, name=None, encoding=None):
+        if encoding not in (None, "", "GZIP", "ZLIB"):
+            raise ValueError(f"encoding must be None, 'GZIP' or 'ZLIB', got {encoding!r}")
+        super().__init__(_reader("FixedLengthRecordReaderV2", name or "FixedLengthRecordReaderV2",
+                                 record_bytes=int(record_bytes), header_bytes=int(header_bytes or 0),
+                                 footer_bytes=int(footer_bytes or 0), hop_bytes=int(hop_bytes or 0),
+                                 encoding=encoding or ""))

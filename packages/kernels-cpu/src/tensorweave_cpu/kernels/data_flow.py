@@ -6,35 +6,15 @@ dequeues are asynchronous kernels: a blocked one waits in the queue, not on an e
 fails with the step's error when the step is cancelled (a deadline, a closed session).
 """
 
-import itertools
-import threading
-import weakref
-
 import numpy as np
 
 from tensorweave import errors
-from tensorweave.extension import KernelSet, ResourceHandle
-from tensorweave.runtime.resources import DEFAULT_CONTAINER
+from tensorweave.extension import KernelSet
 
 from tensorweave_cpu import queues
+from tensorweave_cpu.shared_resources import find_or_make
 
 KERNELS = KernelSet("CPU")
-
-_session_ids = weakref.WeakKeyDictionary()
-_session_counter = itertools.count(1)
-_session_lock = threading.Lock()
-
-
-def _private_name(step, node):
-    """The name of a queue without shared_name: one per (session, op), as TF's unshared queues."""
-    session = step.session
-    if session is None:
-        return f"_{step.step_id}_{node.name}"
-    with _session_lock:
-        sid = _session_ids.get(session)
-        if sid is None:
-            sid = _session_ids[session] = next(_session_counter)
-    return f"_{sid}_{node.name}"
 
 
 def _shapes(attr):
@@ -46,19 +26,17 @@ def _queue_creator(make):
         attrs = node.attrs
         dtypes = [d.as_numpy_dtype for d in attrs["component_types"]]
         shapes = _shapes(attrs["shapes"])
-        container = attrs["container"] or DEFAULT_CONTAINER
         wanted = make("", dtypes, shapes, attrs).signature()
 
         def create(ctx):
-            name = attrs["shared_name"] or _private_name(ctx.step, node)
-            queue = ctx.resource_manager.lookup_or_create(
-                container, name, lambda: make(attrs["shared_name"] or node.name, dtypes, shapes, attrs))
+            handle = find_or_make(ctx, node, lambda name: make(name, dtypes, shapes, attrs))
+            queue = handle.resource
             if not isinstance(queue, queues.Queue) or queue.signature() != wanted:
                 have = queue.signature() if isinstance(queue, queues.Queue) else type(queue).__name__
                 raise errors.InvalidArgumentError(None, None, (
-                    f"shared queue '{name}' in container '{container}' is {have}, but this op asks for "
-                    f"{wanted}; give queues that differ different shared_names"))
-            return ResourceHandle(ctx.device.name, container, name, queue)
+                    f"shared queue '{handle.name}' in container '{handle.container}' is {have}, but this op "
+                    f"asks for {wanted}; give queues that differ different shared_names"))
+            return handle
 
         return create
     return build

@@ -1,4 +1,5 @@
-"""CPU kernels for checkpoints and files; the format lives in tensorweave.runtime.checkpoint_format."""
+"""CPU kernels for checkpoints, files and readers; the checkpoint format lives in
+tensorweave.runtime.checkpoint_format, the readers in tensorweave_cpu.readers."""
 
 import os
 
@@ -7,6 +8,9 @@ import numpy as np
 from tensorweave import errors
 from tensorweave.extension import KernelSet
 from tensorweave.runtime import checkpoint_format
+
+from tensorweave_cpu import queues, readers
+from tensorweave_cpu.shared_resources import find_or_make
 
 KERNELS = KernelSet("CPU")
 
@@ -91,3 +95,67 @@ def _write_file(filename, contents):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     data = contents.item() if isinstance(contents, np.ndarray) else contents
     checkpoint_format.atomic_write(path, data if isinstance(data, bytes) else str(data).encode())
+
+
+# ---- readers ----------------------------------------------------------------------------------------
+_READERS = {
+    "TextLineReaderV2": lambda name, a: readers.TextLineReader(name, a["skip_header_lines"]),
+    "WholeFileReaderV2": lambda name, a: readers.WholeFileReader(name),
+    "IdentityReaderV2": lambda name, a: readers.IdentityReader(name),
+    "FixedLengthRecordReaderV2": lambda name, a: readers.FixedLengthRecordReader(
+        name, a["record_bytes"], a["header_bytes"], a["footer_bytes"], a["hop_bytes"], a["encoding"]),
+}
+
+
+def _reader_creator(make):
+    def build(node):
+        return lambda ctx: find_or_make(ctx, node, lambda name: make(name, node.attrs))
+    return build
+
+
+for _op, _make in _READERS.items():
+    KERNELS.add(_op, build=_reader_creator(_make), context=True)
+
+
+def _reader(handle):
+    reader = getattr(handle, "resource", None)
+    if not isinstance(reader, readers.Reader):
+        raise errors.InvalidArgumentError(None, None, f"expected a reader handle, got {handle!r}")
+    return reader
+
+
+def _queue(handle):
+    queue = getattr(handle, "resource", None)
+    if not isinstance(queue, queues.Queue) or len(queue.dtypes) != 1 or queue.dtypes[0].kind != "O":
+        raise errors.InvalidArgumentError(None, None, f"a reader reads from a queue of strings, got {handle!r}")
+    return queue
+
+
+def _strings(items):
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+@KERNELS.register("ReaderReadV2", asynchronous=True)
+def _read(ctx, done, reader_handle, queue_handle):
+    def finished(result):
+        done(result if isinstance(result, BaseException) else
+             [np.array(result[0][0], dtype=object), np.array(result[0][1], dtype=object)])
+    _reader(reader_handle).read(_queue(queue_handle), ctx.step.cancellation, finished)
+
+
+@KERNELS.register("ReaderReadUpToV2", asynchronous=True)
+def _read_up_to(ctx, done, reader_handle, queue_handle, num_records):
+    if int(num_records) <= 0:
+        raise errors.InvalidArgumentError(None, None, f"read_up_to needs num_records > 0, got {int(num_records)}")
+
+    def finished(result):
+        done(result if isinstance(result, BaseException) else
+             [_strings([k for k, _ in result]), _strings([v for _, v in result])])
+    _reader(reader_handle).read(_queue(queue_handle), ctx.step.cancellation, finished, int(num_records), up_to=True)
+
+
+KERNELS.add("ReaderNumRecordsProducedV2", lambda h: np.int64(_reader(h).produced))
+KERNELS.add("ReaderNumWorkUnitsCompletedV2", lambda h: np.int64(_reader(h).completed))
+KERNELS.add("ReaderResetV2", lambda h: _reader(h).reset())

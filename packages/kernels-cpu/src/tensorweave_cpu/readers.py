@@ -1,0 +1,178 @@
+"""Reader resources: turn work units (file names) dequeued from a queue into (key, value) records.
+
+A reader finishes its current file before it dequeues the next name, and its reads run one at a time
+in arrival order (concurrent steps may share a reader). Dequeuing is asynchronous, so a read waiting
+for the next file holds no thread; a closed, empty queue of names ends reading with OutOfRangeError.
+"""
+
+import collections
+import gzip
+import threading
+import zlib
+
+from tensorweave import errors
+from tensorweave.extension import Resource
+
+
+class _Read:
+    __slots__ = ("limit", "up_to", "records", "cancellation", "done", "token")
+
+    def __init__(self, limit, up_to, cancellation, done):
+        self.limit, self.up_to = limit, up_to
+        self.records = []
+        self.cancellation, self.done = cancellation, done
+        self.token = None
+
+
+class Reader(Resource):
+    """The base reader: subclasses say how a work unit becomes records (``_records``)."""
+
+    kind = "Reader"
+
+    def __init__(self, name):
+        self.name = name
+        self._lock = threading.Lock()
+        self._reads = collections.deque()
+        self._records = iter(())
+        self._work = None
+        self.produced = 0
+        self.completed = 0
+
+    def debug_string(self):
+        return f"{self.kind} '{self.name}'"
+
+    def _records_of(self, work):
+        """The (key, value) records of one work unit, as bytes."""
+        raise TypeError(f"{self.kind} has no record format")
+
+    def reset(self):
+        with self._lock:
+            self._records, self._work = iter(()), None
+            self.produced = self.completed = 0
+
+    def read(self, queue, cancellation, done, limit=1, up_to=False):
+        """Takes ``limit`` records (``up_to``: at most, stopping at the end of a work unit) and calls ``done``."""
+        request = _Read(limit, up_to, cancellation, done)
+        with self._lock:
+            self._reads.append(request)
+            first = len(self._reads) == 1
+            if not first and cancellation is not None:
+                request.token = cancellation.register(lambda err: self._cancel_waiting(request, err))
+        if first:
+            self._advance(queue)
+
+    def _cancel_waiting(self, request, error):
+        with self._lock:
+            if request is self._reads[0] or request not in self._reads:
+                return  # the active read fails through its own dequeue
+            self._reads.remove(request)
+        request.done(error)
+
+    def _advance(self, queue):
+        """Serves reads in arrival order until the one at the head needs another work unit."""
+        while True:
+            with self._lock:
+                if not self._reads:
+                    return
+                request = self._reads[0]
+                needs_work = self._fill(request)
+            if needs_work:
+                queue.dequeue(request.cancellation, lambda result: self._got_work(queue, request, result))
+                return
+            self._finish(request, request.records)
+
+    def _fill(self, request):
+        """Adds records from the current work unit; True if the read must wait for another work unit."""
+        while len(request.records) < request.limit:
+            record = next(self._records, None)
+            if record is None:
+                if self._work is not None:
+                    self.completed += 1
+                    self._work = None
+                return not (request.up_to and request.records)
+            request.records.append(record)
+            self.produced += 1
+        return False
+
+    def _got_work(self, queue, request, result):
+        if isinstance(result, BaseException):
+            ran_out = request.up_to and request.records and isinstance(result, errors.OutOfRangeError)
+            self._finish(request, request.records if ran_out else result)
+        else:
+            work = result[0].decode() if isinstance(result[0], bytes) else str(result[0])
+            try:
+                records = self._records_of(work)
+            except errors.OpError as e:
+                self._finish(request, e)
+            else:
+                with self._lock:
+                    self._records, self._work = iter(records), work
+        self._advance(queue)
+
+    def _finish(self, request, result):
+        with self._lock:
+            if self._reads and self._reads[0] is request:
+                self._reads.popleft()
+        if request.token is not None:
+            request.cancellation.deregister(request.token)
+        request.done(result)
+
+
+def _read_bytes(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise errors.NotFoundError(None, None, f"reader: file {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise errors.InvalidArgumentError(None, None, f"reader: {path!r} is a directory, not a file") from None
+
+
+class TextLineReader(Reader):
+    kind = "TextLineReader"
+
+    def __init__(self, name, skip_header_lines=0):
+        super().__init__(name)
+        self.skip_header_lines = skip_header_lines
+
+    def _records_of(self, work):
+        lines = _read_bytes(work).splitlines()
+        return [(f"{work}:{i + 1}".encode(), line.rstrip(b"\r"))
+                for i, line in enumerate(lines) if i >= self.skip_header_lines]
+
+
+class WholeFileReader(Reader):
+    kind = "WholeFileReader"
+
+    def _records_of(self, work):
+        return [(work.encode(), _read_bytes(work))]
+
+
+class IdentityReader(Reader):
+    kind = "IdentityReader"
+
+    def _records_of(self, work):
+        return [(work.encode(), work.encode())]
+
+
+class FixedLengthRecordReader(Reader):
+    kind = "FixedLengthRecordReader"
+
+    def __init__(self, name, record_bytes, header_bytes=0, footer_bytes=0, hop_bytes=0, encoding=""):
+        super().__init__(name)
+        if record_bytes <= 0:
+            raise errors.InvalidArgumentError(None, None, f"record_bytes must be positive, got {record_bytes}")
+        self.record_bytes, self.header_bytes, self.footer_bytes = record_bytes, header_bytes, footer_bytes
+        self.hop_bytes = hop_bytes or record_bytes
+        self.encoding = encoding
+
+    def _records_of(self, work):
+        data = _read_bytes(work)
+        if self.encoding == "GZIP":
+            data = gzip.decompress(data)
+        elif self.encoding == "ZLIB":
+            data = zlib.decompress(data)
+        body = data[self.header_bytes:len(data) - self.footer_bytes]
+        count = 0 if len(body) < self.record_bytes else (len(body) - self.record_bytes) // self.hop_bytes + 1
+        return [(f"{work}:{i}".encode(), body[i * self.hop_bytes:i * self.hop_bytes + self.record_bytes])
+                for i in range(count)]
