@@ -149,3 +149,23 @@ def test_variables_of_a_target_empty_session_end_with_it():
     with tf.Session() as s:
         with pytest.raises(tf.errors.FailedPreconditionError, match="private_v"):
             s.run(v)
+
+
+def test_private_queues_on_a_shared_target_go_away_with_their_session():
+    import gc
+    target = "local://private_cleanup"
+    graph = tf.Graph()
+    with graph.as_default():
+        size = tf.FIFOQueue(10, tf.int32, shapes=[]).size()
+    manager = None
+    try:
+        s = tf.Session(target, graph=graph)
+        s.run(size)
+        manager = s.device_mgr.devices[0].resource_manager
+        assert any(name.endswith("fifo_queue") for name in manager.containers()["localhost"])
+        s.close()
+        del s
+        gc.collect()
+        assert not any(name.endswith("fifo_queue") for name in manager.containers().get("localhost", []))
+    finally:
+        tf.Session.reset(target)

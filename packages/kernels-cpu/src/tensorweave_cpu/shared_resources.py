@@ -1,34 +1,58 @@
 """Finding a stateful op's resource: under ``shared_name`` in the node's container (shared by every session
-on the target), or under a name private to the session, as TF's unshared queues and readers."""
+on the target), or under a name private to the session, as TF's unshared queues and readers. Private
+resources are deleted (and their waiting steps failed) when their session is garbage-collected, so
+sessions on a long-lived shared target do not leak them."""
 
 import itertools
 import threading
 import weakref
 
+from tensorweave import errors
 from tensorweave.extension import ResourceHandle
 from tensorweave.runtime.resources import DEFAULT_CONTAINER
 
 _session_ids = weakref.WeakKeyDictionary()
+_private = {}  # session id -> [(resource manager, container, name)]
 _session_counter = itertools.count(1)
 _lock = threading.Lock()
 
 
-def _private_name(step, node):
-    session = step.session
-    if session is None:
-        return f"_{step.step_id}_{node.name}"
+def _session_id(session):
     with _lock:
         sid = _session_ids.get(session)
         if sid is None:
             sid = _session_ids[session] = next(_session_counter)
-    return f"_{sid}_{node.name}"
+            _private[sid] = []
+            weakref.finalize(session, _drop_private, sid)
+    return sid
+
+
+def _drop_private(sid):
+    with _lock:
+        owned = _private.pop(sid, [])
+    for manager, container, name in owned:
+        try:
+            manager.delete(container, name)
+        except errors.NotFoundError:
+            pass  # already cleared by Session.reset
 
 
 def find_or_make(ctx, node, make):
     """The handle of ``node``'s resource, made by ``make(display_name)`` the first time."""
     attrs = node.attrs
     container = attrs.get("container") or DEFAULT_CONTAINER
-    name = attrs.get("shared_name") or _private_name(ctx.step, node)
-    resource = ctx.resource_manager.lookup_or_create(container, name,
-                                                     lambda: make(attrs.get("shared_name") or node.name))
+    shared_name = attrs.get("shared_name")
+    manager = ctx.resource_manager
+    if shared_name or ctx.step.session is None:
+        name = shared_name or f"_{ctx.step.step_id}_{node.name}"
+        resource = manager.lookup_or_create(container, name, lambda: make(shared_name or node.name))
+    else:
+        sid = _session_id(ctx.step.session)
+        name = f"_{sid}_{node.name}"
+
+        def create():
+            with _lock:
+                _private.get(sid, []).append((manager, container, name))
+            return make(node.name)
+        resource = manager.lookup_or_create(container, name, create)
     return ResourceHandle(ctx.device.name, container, name, resource)
