@@ -12,6 +12,8 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.data_flow",
     "tensorweave_cpu.kernels.io",
     "tensorweave_cpu.kernels.math",
+    "tensorweave_cpu.kernels.reductions",
+    "tensorweave_cpu.kernels.matmul",
     "tensorweave_cpu.kernels.nn",
     "tensorweave_cpu.kernels.conv",
     "tensorweave_cpu.kernels.pooling",

@@ -1,0 +1,290 @@
+"""Reductions (reduce_sum/mean/max/min/prod/all/any, reduce_logsumexp, count_nonzero) and argmax/argmin.
+
+The reduction ops take their axes as a tensor input (``reduction_indices``), as in TF, so axes may be
+computed at run time; shapes are inferred whenever the axes are constant. Gradients reshape the output
+gradient to keep the reduced axes and spread it over the input: with Python-computed shapes when the
+input shape and axes are known while building, with Shape/DynamicStitch otherwise.
+"""
+
+import numpy as np
+
+from tensorweave import dtypes
+from tensorweave.framework import common_shapes, tensor_shape
+from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
+from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.framework.tensor_util import constant_value
+
+DEFS = OpDefList()
+
+__all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_all", "reduce_any",
+           "reduce_logsumexp", "count_nonzero", "argmax", "argmin"]
+
+
+def _static_axes(op):
+    """The reduction axes as non-negative Python ints if known while building (validated), else None."""
+    x, axes = op.inputs
+    value = constant_value(axes)
+    if value is None:
+        return None
+    rank = x.shape.ndims
+    axes = [int(a) for a in np.asarray(value).reshape(-1)]
+    if rank is None:
+        return None if any(a < 0 for a in axes) else axes
+    for a in axes:
+        if not -rank <= a < rank:
+            raise ValueError(f"Invalid reduction dimension {a} for input with {rank} dimensions")
+    return sorted({a % rank for a in axes}) if rank else []
+
+
+def _reduction_shape(op):
+    x, axes = op.inputs
+    keep = op.get_attr("keep_dims")
+    if axes.shape.ndims is not None and axes.shape.ndims > 1:
+        raise ValueError(f"reduction axes must be a scalar or a vector, got shape {axes.shape}")
+    static = _static_axes(op)
+    if static is None or x.shape.ndims is None:
+        if keep and x.shape.ndims is not None:
+            return tensor_shape.unknown_shape(x.shape.ndims)
+        return tensor_shape.TensorShape(None)
+    return common_shapes.reduced_shape(x.shape, static, keep)
+
+
+def _reduction(op_type, type_attr, doc, grad=None):
+    return DEFS.define(op_type, inputs=["input: T", "reduction_indices: Tidx"], outputs=["output: T"],
+                       attrs=[type_attr, "Tidx: {int32, int64} = int32", "keep_dims: bool = False"],
+                       shape_fn=_reduction_shape, grad=grad, doc=doc)
+
+
+SUM = _reduction("Sum", "T: numeric", "The sum over the given axes (float16 accumulates in float32).")
+MEAN = _reduction("Mean", "T: numeric", "The mean over the given axes (integer means truncate toward zero).")
+MAX = _reduction("Max", "T: real", "The largest entry over the given axes (the lowest value for an empty axis).")
+MIN = _reduction("Min", "T: real", "The smallest entry over the given axes (the highest value for an empty axis).")
+PROD = _reduction("Prod", "T: numeric", "The product over the given axes.")
+ALL = _reduction("All", "T: {bool}", "Logical AND over the given axes.", grad=NOT_DIFFERENTIABLE)
+ANY = _reduction("Any", "T: {bool}", "Logical OR over the given axes.", grad=NOT_DIFFERENTIABLE)
+
+
+# ---- gradients ------------------------------------------------------------------------------------------------------
+def _kept_shape(op):
+    """The output shape with reduced axes kept as 1: a Python list when known, else a tensor."""
+    from tensorweave.ops import array_ops, dynamic_partition_ops, math_ops, range_ops
+    x, axes = op.inputs
+    static = _static_axes(op)
+    if static is not None and x.shape.is_fully_defined():
+        return [1 if i in static else d for i, d in enumerate(x.shape.as_list())]
+    input_shape = array_ops.shape(x)
+    rank = array_ops.size(input_shape)
+    axes = (math_ops.cast(array_ops.reshape(axes, [-1]), dtypes.int32) + rank) % rank
+    return dynamic_partition_ops.dynamic_stitch([range_ops.range(rank), axes],
+                                        [input_shape, array_ops.fill(array_ops.shape(axes), 1)])
+
+
+def _grad_with_kept_dims(op, grad, kept):
+    from tensorweave.ops import array_ops
+    if op.get_attr("keep_dims") or (isinstance(kept, list) and grad.shape.as_list() == kept):
+        return grad
+    return array_ops.reshape(grad, kept)
+
+
+def _spread(op, grad):
+    """The output gradient spread over every input entry it came from (reshaped, then tiled)."""
+    from tensorweave.ops import array_ops, math_ops
+    x = op.inputs[0]
+    kept = _kept_shape(op)
+    grad = _grad_with_kept_dims(op, grad, kept)
+    if isinstance(kept, list):
+        multiples = [d if k == 1 else 1 for d, k in zip(x.shape.as_list(), kept)]
+        return grad if all(m == 1 for m in multiples) else array_ops.tile(grad, multiples)
+    input_shape = array_ops.shape(x)
+    return array_ops.tile(grad, math_ops.floordiv(input_shape, math_ops.maximum(kept, 1)))
+
+
+@SUM.set_gradient
+def _sum_grad(op, grad):
+    return [_spread(op, grad), None]
+
+
+@MEAN.set_gradient
+def _mean_grad(op, grad):
+    from tensorweave.ops import array_ops, math_ops
+    x, y = op.inputs[0], op.outputs[0]
+    spread = _spread(op, grad)
+    if x.shape.is_fully_defined() and y.shape.is_fully_defined():
+        count = max(x.shape.num_elements() // max(y.shape.num_elements(), 1), 1)
+    else:
+        count = math_ops.maximum(reduce_prod(array_ops.shape(x)) // math_ops.maximum(
+            reduce_prod(array_ops.shape(y)), 1), 1)
+        count = math_ops.cast(count, spread.dtype)
+    return [math_ops.truediv(spread, count), None]
+
+
+def _min_max_grad(op, grad):
+    """Split equally among the entries that attain the extreme (TF's rule for ties)."""
+    from tensorweave.ops import math_ops
+    x, axes = op.inputs
+    kept = _kept_shape(op)
+    y = _grad_with_kept_dims(op, op.outputs[0], kept)
+    grad = _grad_with_kept_dims(op, grad, kept)
+    indicators = math_ops.cast(math_ops.equal(y, x), grad.dtype)
+    count = reduce_sum(indicators, axes, keepdims=True)
+    return [math_ops.realdiv(indicators, count) * grad, None]
+
+
+MAX.set_gradient(_min_max_grad)
+MIN.set_gradient(_min_max_grad)
+
+
+@PROD.set_gradient
+def _prod_grad(op, grad):
+    """Products of all other entries of each reduced group, via exclusive cumprods from both ends (so zeros
+    in the input are exact): the reduced axes are moved to the front and flattened into one."""
+    from tensorweave.ops import array_ops, math_ops
+    x = op.inputs[0]
+    spread = _spread(op, grad)
+    perm, inverse, reduced_size = _reduced_axes_first(op)
+    permuted = array_ops.transpose(x, perm)
+    flat = array_ops.reshape(permuted, array_ops.stack([reduced_size, -1]) if not isinstance(reduced_size, int)
+                             else [reduced_size, -1])
+    left = math_ops.cumprod(flat, axis=0, exclusive=True)
+    right = math_ops.cumprod(flat, axis=0, exclusive=True, reverse=True)
+    others = array_ops.reshape(math_ops.conj(left) * math_ops.conj(right), array_ops.shape(permuted))
+    return [spread * array_ops.transpose(others, inverse), None]
+
+
+def _reduced_axes_first(op):
+    """(perm, inverse perm, number of reduced entries) moving the reduced axes to the front."""
+    from tensorweave.ops import array_ops, math_ops, range_ops, segment_ops
+    x, axes = op.inputs
+    static = _static_axes(op)
+    if static is not None and x.shape.ndims is not None:
+        perm = static + [i for i in range(x.shape.ndims) if i not in static]
+        dims = x.shape.as_list()
+        known = all(dims[a] is not None for a in static)
+        size = int(np.prod([dims[a] for a in static], dtype=np.int64)) if known else reduce_prod(
+            array_ops.gather(array_ops.shape(x), static))
+        return perm, [int(i) for i in np.argsort(perm)], size
+    rank = array_ops.rank(x)
+    reduced = math_ops.cast((array_ops.reshape(axes, [-1]) + rank) % rank, dtypes.int32)
+    hit = segment_ops.unsorted_segment_sum(array_ops.ones_like(reduced), reduced, rank)
+    other = array_ops.reshape(math_ops.cast(array_ops.where(math_ops.equal(hit, 0)), dtypes.int32), [-1])
+    reduced = array_ops.reshape(math_ops.cast(array_ops.where(math_ops.greater(hit, 0)), dtypes.int32), [-1])
+    perm = array_ops.concat([reduced, other], 0)
+    inverse = segment_ops.unsorted_segment_sum(range_ops.range(rank), perm, rank)
+    return perm, inverse, reduce_prod(array_ops.gather(array_ops.shape(x), reduced))
+
+
+# ---- wrappers -------------------------------------------------------------------------------------------------------
+def _resolve(new, old, new_name, old_name, default):
+    """TF1's deprecated-argument rule: either spelling, not both."""
+    if new is not None and old is not None:
+        raise ValueError(f"cannot specify both '{new_name}' and '{old_name}' (the old name of the same argument)")
+    return new if new is not None else old if old is not None else default
+
+
+def _all_axes(x):
+    from tensorweave.ops import array_ops, range_ops
+    if x.shape.ndims is not None:
+        return list(range(x.shape.ndims))
+    return range_ops.range(0, array_ops.rank(x))
+
+
+def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep_dims):
+    axis = _resolve(axis, reduction_indices, "axis", "reduction_indices", None)
+    keepdims = bool(_resolve(keepdims, keep_dims, "keepdims", "keep_dims", False))
+    x = convert_to_tensor(input_tensor, name="input_tensor")
+    if axis is None:
+        axis = _all_axes(x)
+    return apply_op(op_type, [x, axis], {"keep_dims": keepdims}, name=name or op_type)
+
+
+def _reducer(op_type, py_name, doc):
+    def reducer(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
+        return _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+    reducer.__name__ = reducer.__qualname__ = py_name
+    reducer.__doc__ = (f"{doc} over ``axis`` (None: all axes; negative counts from the end; a tensor is "
+                       f"allowed). ``keepdims`` keeps reduced axes as 1. TF1's ``reduction_indices`` and "
+                       f"``keep_dims`` are accepted.")
+    return reducer
+
+
+reduce_sum = _reducer("Sum", "reduce_sum", "The sum")
+reduce_mean = _reducer("Mean", "reduce_mean", "The mean")
+reduce_max = _reducer("Max", "reduce_max", "The maximum")
+reduce_min = _reducer("Min", "reduce_min", "The minimum")
+reduce_prod = _reducer("Prod", "reduce_prod", "The product")
+reduce_all = _reducer("All", "reduce_all", "Logical AND")
+reduce_any = _reducer("Any", "reduce_any", "Logical OR")
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
+    """log(sum(exp(x))) over ``axis``, computed stably: the (finite) maximum is subtracted first."""
+    from tensorweave.ops import array_ops, math_ops
+    axis = _resolve(axis, reduction_indices, "axis", "reduction_indices", None)
+    keepdims = bool(_resolve(keepdims, keep_dims, "keepdims", "keep_dims", False))
+    x = convert_to_tensor(input_tensor, name="input_tensor")
+    raw_max = reduce_max(x, axis, keepdims=True)
+    shift = array_ops.stop_gradient(math_ops.where_v2(math_ops.is_finite(raw_max), raw_max, 0))
+    result = math_ops.log(reduce_sum(math_ops.exp(x - shift), axis, keepdims=keepdims))
+    if not keepdims:
+        shape = result.shape.as_list() if result.shape.is_fully_defined() else array_ops.shape(result)
+        shift = array_ops.reshape(shift, shape)
+    return math_ops.add(result, shift, name=name or "ReduceLogSumExp")
+
+
+def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=dtypes.int64, name=None, reduction_indices=None,
+                  keep_dims=None):
+    """The number of nonzero (True, non-empty) entries over ``axis``, as ``dtype``."""
+    from tensorweave.ops import math_ops
+    x = convert_to_tensor(input_tensor, name="input_tensor")
+    zero = False if x.dtype.is_bool else "" if x.dtype == dtypes.string else 0
+    nonzero = math_ops.cast(math_ops.not_equal(x, zero), dtypes.int64)
+    count = reduce_sum(nonzero, axis, keepdims, reduction_indices=reduction_indices, keep_dims=keep_dims)
+    return math_ops.cast(count, dtype, name=name)
+
+
+# ---- ArgMax / ArgMin ------------------------------------------------------------------------------------------------
+def _arg_reduction(op_type, doc):
+    return DEFS.define(op_type, inputs=["input: T", "dimension: Tidx"], outputs=["output: output_type"],
+                       attrs=["T: real", "Tidx: {int32, int64} = int32", "output_type: {int32, int64} = int64"],
+                       grad=NOT_DIFFERENTIABLE, doc=doc)
+
+
+ARG_MAX = _arg_reduction("ArgMax", "The index of the largest entry along an axis (the first, on ties).")
+ARG_MIN = _arg_reduction("ArgMin", "The index of the smallest entry along an axis (the first, on ties).")
+
+
+def _arg_reduction_shape(op):
+    x = op.inputs[0]
+    if x.shape.ndims is None:
+        return tensor_shape.TensorShape(None)
+    axis = constant_value(op.inputs[1])
+    rank = x.shape.ndims
+    if axis is None:
+        return tensor_shape.unknown_shape(max(rank - 1, 0))
+    axis = int(np.asarray(axis).reshape(-1)[0])
+    if not -rank <= axis < rank:
+        raise ValueError(f"axis {axis} is out of range for a tensor of rank {rank} (expected [-{rank}, {rank}))")
+    dims = x.shape.as_list()
+    del dims[axis % rank]
+    return tensor_shape.TensorShape(dims)
+
+
+ARG_MAX.set_shape_fn(_arg_reduction_shape)
+ARG_MIN.set_shape_fn(_arg_reduction_shape)
+
+
+def _arg(op_type, input, axis, name, dimension, output_type):  # noqa: A002 - TF's argument name
+    axis = _resolve(axis, dimension, "axis", "dimension", 0)
+    return apply_op(op_type, [input, axis], {"output_type": dtypes.as_dtype(output_type)}, name=name or op_type)
+
+
+def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
+    """The index of the largest value along ``axis`` (default 0; TF1's ``dimension`` is accepted)."""
+    return _arg("ArgMax", input, axis, name, dimension, output_type)
+
+
+def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
+    """The index of the smallest value along ``axis`` (default 0; TF1's ``dimension`` is accepted)."""
+    return _arg("ArgMin", input, axis, name, dimension, output_type)

@@ -1,0 +1,181 @@
+"""CPU kernels for reductions, ArgMax/ArgMin, Cumsum/Cumprod, segment sums and Range.
+
+Every kernel returns exactly its op's dtype: integer sums and products stay in their type (numpy would
+widen them), float16 accumulates in float32 and is cast back, integer means truncate toward zero like TF.
+"""
+
+import numpy as np
+
+from tensorweave.extension import KernelSet
+from tensorweave.ops.range_ops import range_size
+
+from tensorweave_cpu.kernels.math import quietly
+
+KERNELS = KernelSet("CPU")
+
+
+def reduction_axes(axes, ndim):
+    """The reduction axes as a sorted tuple of non-negative ints; out-of-range axes are an error."""
+    flat = axes.reshape(-1).tolist()
+    for a in flat:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"Invalid reduction dimension {a} for input with {ndim} dimensions")
+    return tuple(sorted({a % ndim for a in flat}))
+
+
+def _accumulator(dtype):
+    return np.float32 if dtype == np.float16 else dtype
+
+
+def _reduction(op_type, reduce, quiet=False):
+    """``reduce(xp, x, axes, keep, dtype)`` as a kernel; the result is cast to the op's dtype if needed."""
+    def build(node):
+        xp = node.device.array_module
+        keep = node.attrs["keep_dims"]
+        dtype = np.dtype(node.output_dtypes[0].as_numpy_dtype)
+
+        def compute(x, axes):
+            out = reduce(xp, x, reduction_axes(axes, x.ndim), keep, dtype)
+            return out if out.dtype == dtype else out.astype(dtype)
+        return quietly(compute, xp) if quiet else compute
+    KERNELS.add(op_type, build=build)
+
+
+def _mean(xp, x, axes, keep, dtype):
+    if dtype.kind in "iu":
+        total = xp.sum(x, axis=axes, keepdims=keep, dtype=dtype)
+        count = max(int(np.prod([x.shape[a] for a in axes], dtype=np.int64)), 1)
+        return xp.sign(total) * (xp.abs(total) // count) if dtype.kind == "i" else total // count
+    return xp.mean(x, axis=axes, keepdims=keep, dtype=_accumulator(dtype))
+
+
+def _extreme(pick, empty_value):
+    """Max/Min; an empty reduction gives the lowest/highest value of the type, as in TF."""
+    def reduce(xp, x, axes, keep, dtype):
+        if x.size:
+            return pick(xp)(x, axis=axes, keepdims=keep)
+        shape = xp.sum(x, axis=axes, keepdims=keep).shape
+        return xp.full(shape, empty_value(dtype), dtype=dtype)
+    return reduce
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _highest(dtype):
+    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+
+
+_reduction("Sum", lambda xp, x, axes, keep, dtype: xp.sum(x, axis=axes, keepdims=keep, dtype=_accumulator(dtype)))
+_reduction("Prod", lambda xp, x, axes, keep, dtype: xp.prod(x, axis=axes, keepdims=keep, dtype=_accumulator(dtype)))
+_reduction("Mean", _mean, quiet=True)
+_reduction("Max", _extreme(lambda xp: xp.max, _lowest))
+_reduction("Min", _extreme(lambda xp: xp.min, _highest))
+_reduction("All", lambda xp, x, axes, keep, dtype: xp.all(x, axis=axes, keepdims=keep))
+_reduction("Any", lambda xp, x, axes, keep, dtype: xp.any(x, axis=axes, keepdims=keep))
+
+
+def _axis(axis, ndim):
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of range for an input of rank {ndim} (expected [-{ndim}, {ndim}))")
+    return axis % ndim
+
+
+def _arg_reduction(op_type, xp_name):
+    def build(node):
+        pick = getattr(node.device.array_module, xp_name)
+        dtype = node.output_dtypes[0].as_numpy_dtype
+
+        def compute(x, dimension):
+            axis = _axis(dimension, x.ndim)
+            if x.shape[axis] == 0:
+                raise ValueError(f"{op_type} over axis {axis} of shape {x.shape}: the axis is empty")
+            return pick(x, axis=axis).astype(dtype)
+        return compute
+    KERNELS.add(op_type, build=build)
+
+
+_arg_reduction("ArgMax", "argmax")
+_arg_reduction("ArgMin", "argmin")
+
+
+def _cumulative(op_type, xp_name, identity):
+    """Running sums/products; exclusive shifts by one (the identity first), reverse runs from the end."""
+    def build(node):
+        xp = node.device.array_module
+        run = getattr(xp, xp_name)
+        exclusive, reverse = node.attrs["exclusive"], node.attrs["reverse"]
+        dtype = np.dtype(node.output_dtypes[0].as_numpy_dtype)
+
+        def compute(x, axis):
+            axis = _axis(axis, x.ndim)
+            if reverse:
+                x = xp.flip(x, axis)
+            out = run(x, axis=axis, dtype=_accumulator(dtype))
+            if exclusive:
+                shifted = xp.empty_like(out)
+                before = (slice(None),) * axis
+                shifted[before + (0,)] = identity
+                shifted[before + (slice(1, None),)] = out[before + (slice(None, -1),)]
+                out = shifted
+            if reverse:
+                out = xp.flip(out, axis)
+            return out.astype(dtype, copy=False)
+        return compute
+    KERNELS.add(op_type, build=build)
+
+
+_cumulative("Cumsum", "cumsum", 0)
+_cumulative("Cumprod", "cumprod", 1)
+
+
+def _segment_sum(data, ids, count, dtype):
+    """Rows of ``data`` (flattened over ids' shape) added into ``count`` rows by id; negative ids dropped."""
+    flat_ids = ids.reshape(-1)
+    inner = data.shape[ids.ndim:]
+    rows = data.reshape((flat_ids.size,) + inner)
+    too_big = flat_ids >= count
+    if too_big.any():
+        at = int(np.argmax(too_big))
+        raise ValueError(f"segment_ids[{at}] = {int(flat_ids[at])} is out of range [0, {count})")
+    kept = flat_ids >= 0
+    if not kept.all():
+        flat_ids, rows = flat_ids[kept], rows[kept]
+    out = np.zeros((count,) + inner, dtype=_accumulator(dtype))
+    np.add.at(out, flat_ids, rows)
+    return out.astype(dtype, copy=False)
+
+
+@KERNELS.register("UnsortedSegmentSum")
+def _unsorted_segment_sum(data, segment_ids, num_segments):
+    if data.shape[:segment_ids.ndim] != segment_ids.shape:
+        raise ValueError(f"segment_ids of shape {segment_ids.shape} must be a prefix of data's shape {data.shape}")
+    count = int(num_segments)
+    if count < 0:
+        raise ValueError(f"num_segments must be non-negative, got {count}")
+    return _segment_sum(data, segment_ids, count, data.dtype)
+
+
+@KERNELS.register("SegmentSum")
+def _sorted_segment_sum(data, segment_ids):
+    if segment_ids.ndim != 1 or data.ndim < 1 or segment_ids.shape[0] != data.shape[0]:
+        raise ValueError(f"segment_ids must be a vector with one entry per row of data: shapes "
+                         f"{segment_ids.shape} and {data.shape}")
+    if segment_ids.size and (segment_ids[0] < 0 or (np.diff(segment_ids) < 0).any()):
+        raise ValueError("segment ids must be non-negative and sorted (non-decreasing); use "
+                         "tf.unsorted_segment_sum for unsorted ids")
+    count = int(segment_ids[-1]) + 1 if segment_ids.size else 0
+    return _segment_sum(data, segment_ids, count, data.dtype)
+
+
+@KERNELS.register_build("Range")
+def _range(node):
+    xp = node.device.array_module
+    dtype = node.output_dtypes[0].as_numpy_dtype
+
+    def compute(start, limit, delta):
+        range_size(start.item(), limit.item(), delta.item())
+        return xp.arange(start, limit, delta, dtype=dtype)
+    return compute
