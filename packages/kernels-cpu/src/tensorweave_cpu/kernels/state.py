@@ -1,5 +1,202 @@
-"""CPU kernels for state ops."""
+"""CPU kernels for resource variables: the Var resource, reads, assignments, gathers and scatters.
 
-from tensorweave.extension import KernelSet
+Reads hand out the variable's array itself, not a copy. Updates happen in place, but only on an array
+nothing else holds: when a read's result (or a fetched value) is still alive, the update first copies
+the array, as TF's copy-on-write variables do, so a value once read never changes under its reader.
+"""
+
+import sys
+import threading
+
+import numpy as np
+
+from tensorweave import errors
+from tensorweave.extension import KernelSet, Resource, ResourceHandle
+from tensorweave.runtime.resources import DEFAULT_CONTAINER
 
 KERNELS = KernelSet("CPU")
+
+
+class Var(Resource):
+    """A variable's state: its array (None until first assigned), its dtype, and the lock updates hold."""
+
+    def __init__(self, name, dtype):
+        self.name = name
+        self.dtype = dtype
+        self.value = None
+        self.lock = threading.Lock()
+
+    def debug_string(self):
+        shape = None if self.value is None else list(self.value.shape)
+        return f"Var {self.name} {self.dtype.name} {shape}"
+
+
+def variable_of(handle, dtype=None):
+    """The Var behind ``handle``, checked against the dtype the op expects."""
+    var = getattr(handle, "resource", None)
+    if type(var) is not Var:
+        raise errors.InvalidArgumentError(None, None, f"expected the handle of a variable, got {handle!r}")
+    if dtype is not None and var.dtype is not dtype:
+        raise errors.InvalidArgumentError(None, None, (
+            f"variable {var.name!r} holds {var.dtype.name}, but this op treats it as {dtype.name}"))
+    return var
+
+
+def uninitialized(var):
+    return errors.FailedPreconditionError(None, None, (
+        f"Attempting to use uninitialized value {var.name}: variable {var.name!r} has not been assigned a value "
+        f"in this session's containers. Run its initializer first, e.g. "
+        f"sess.run(tf.global_variables_initializer())"))
+
+
+def owned_value(var):
+    """``var``'s array, ready to update in place: copied first if anything else still holds it.
+
+    Call with ``var.lock`` held. ``sys.getrefcount`` sees the attribute and its own argument (2); any
+    more is a reader, a fetched result or a view, which must keep the old value.
+    """
+    if var.value is None:
+        raise uninitialized(var)
+    if sys.getrefcount(var.value) > 2 or not var.value.flags.writeable:
+        var.value = var.value.copy()
+    return var.value
+
+
+def check_indices(indices, rows, what):
+    """Refuses ids outside [0, rows) with TF's message, instead of numpy's wrap-around for negatives."""
+    if indices.size and (indices.min() < 0 or indices.max() >= rows):
+        flat = indices.reshape(-1)
+        bad = int(np.flatnonzero((flat < 0) | (flat >= rows))[0])
+        raise errors.InvalidArgumentError(None, None, (
+            f"{what}: indices[{bad}] = {int(flat[bad])} is not in [0, {rows})"))
+
+
+@KERNELS.register_build("VarHandleOp", context=True)
+def _var_handle(node):
+    container = node.attrs["container"] or DEFAULT_CONTAINER
+    name = node.attrs["shared_name"] or node.name
+    dtype = node.attrs["dtype"]
+    last = [None, None]  # the Var last found and its handle: most steps find the same one
+
+    def var_handle(ctx):
+        var = ctx.resource_manager.lookup_or_create(container, name, lambda: Var(name, dtype))
+        if var is last[0]:
+            return last[1]
+        if type(var) is not Var or var.dtype is not dtype:
+            have = f"a {var.dtype.name} variable" if type(var) is Var else type(var).__name__
+            raise errors.InvalidArgumentError(None, None, (
+                f"resource {container}/{name} is {have}, but this op asks for a {dtype.name} variable; give "
+                f"variables of different dtypes different names (shared_name)"))
+        handle = ResourceHandle(ctx.device.name, container, name, var)
+        last[:] = [var, handle]
+        return handle
+
+    return var_handle
+
+
+@KERNELS.register("ReadVariableOp")
+def _read(handle, *, dtype):
+    var = variable_of(handle, dtype)
+    with var.lock:
+        value = var.value
+    if value is None:
+        raise uninitialized(var)
+    return value
+
+
+@KERNELS.register("AssignVariableOp")
+def _assign(handle, value, *, dtype):
+    var = variable_of(handle, dtype)
+    with var.lock:
+        if var.value is not None and var.value.shape == np.shape(value) and sys.getrefcount(var.value) <= 2 \
+                and var.value.flags.writeable:
+            np.copyto(var.value, value)
+        else:
+            var.value = np.array(value, dtype=dtype.as_numpy_dtype, copy=True)
+
+
+def _in_place(ufunc):
+    def update(handle, value, *, dtype):
+        var = variable_of(handle, dtype)
+        with var.lock:
+            current = owned_value(var)
+            if current.shape != np.shape(value):
+                raise errors.InvalidArgumentError(None, None, (
+                    f"cannot update variable {var.name!r} of shape {list(current.shape)} with a value of shape "
+                    f"{list(np.shape(value))}: shapes must be equal"))
+            ufunc(current, value, out=current)
+    return update
+
+
+KERNELS.add("AssignAddVariableOp", _in_place(np.add))
+KERNELS.add("AssignSubVariableOp", _in_place(np.subtract))
+
+
+@KERNELS.register("VarIsInitializedOp")
+def _is_initialized(handle):
+    return np.bool_(variable_of(handle).value is not None)
+
+
+@KERNELS.register("VariableShape")
+def _variable_shape(handle, *, out_type):
+    value = _read(handle, dtype=variable_of(handle).dtype)
+    return np.asarray(value.shape, dtype=out_type.as_numpy_dtype)
+
+
+@KERNELS.register("ResourceGather")
+def _gather(handle, indices, *, dtype):
+    value = _read(handle, dtype=dtype)
+    if value.ndim == 0:
+        raise errors.InvalidArgumentError(None, None, f"cannot gather rows of scalar variable {handle.name!r}")
+    check_indices(indices, value.shape[0], f"gather from variable {handle.name!r}")
+    return value[indices]
+
+
+def _scatter(ufunc):
+    def scatter(handle, indices, updates, *, dtype):
+        var = variable_of(handle, dtype)
+        with var.lock:
+            current = owned_value(var)
+            if current.ndim == 0:
+                raise errors.InvalidArgumentError(None, None, f"cannot scatter into scalar variable {var.name!r}")
+            check_indices(indices, current.shape[0], f"scatter into variable {var.name!r}")
+            if np.ndim(updates) and np.shape(updates) != indices.shape + current.shape[1:]:
+                raise errors.InvalidArgumentError(None, None, (
+                    f"scatter into variable {var.name!r} of shape {list(current.shape)}: updates have shape "
+                    f"{list(np.shape(updates))}, expected {list(indices.shape + current.shape[1:])} or a scalar"))
+            if ufunc is None:
+                current[indices] = updates
+            else:
+                ufunc.at(current, indices, updates)  # unbuffered: duplicate rows apply one after another
+    return scatter
+
+
+for _op_type, _ufunc in (("ResourceScatterUpdate", None), ("ResourceScatterAdd", np.add),
+                         ("ResourceScatterSub", np.subtract), ("ResourceScatterMul", np.multiply),
+                         ("ResourceScatterDiv", np.divide), ("ResourceScatterMin", np.minimum),
+                         ("ResourceScatterMax", np.maximum)):
+    KERNELS.add(_op_type, _scatter(_ufunc))
+
+
+@KERNELS.register("ResourceCountUpTo")
+def _count_up_to(handle, *, limit, T):  # noqa: N803 - the op's attr name
+    var = variable_of(handle, T)
+    with var.lock:
+        current = owned_value(var)
+        if current.ndim != 0:
+            raise errors.InvalidArgumentError(None, None, (
+                f"count_up_to needs a scalar variable; {var.name!r} has shape {list(current.shape)}"))
+        if current >= limit:
+            raise errors.OutOfRangeError(None, None, f"Reached limit of {limit} (variable {var.name!r})")
+        before = current.copy()
+        current += 1
+    return before
+
+
+@KERNELS.register("DestroyResourceOp", context=True)
+def _destroy(ctx, handle, *, ignore_lookup_error):
+    try:
+        ctx.resource_manager.delete(handle.container, handle.name)
+    except errors.NotFoundError:
+        if not ignore_lookup_error:
+            raise
