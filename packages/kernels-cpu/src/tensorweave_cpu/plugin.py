@@ -11,6 +11,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.control_flow",
     "tensorweave_cpu.kernels.data_flow",
     "tensorweave_cpu.kernels.io",
+    "tensorweave_cpu.kernels.linalg",
     "tensorweave_cpu.kernels.math",
     "tensorweave_cpu.kernels.reductions",
     "tensorweave_cpu.kernels.matmul",

@@ -9,6 +9,7 @@ OP_MODULES = (
     "tensorweave.ops.control_flow_ops",
     "tensorweave.ops.data_flow_ops",
     "tensorweave.ops.io_ops",
+    "tensorweave.ops.linalg_ops",
     "tensorweave.ops.logging_ops",
     "tensorweave.ops.math_ops",
     "tensorweave.ops.broadcast_gradient_ops",
