@@ -1,8 +1,8 @@
 """Summing a broadcast gradient back to an input's shape: the BroadcastGradientArgs op and ``unbroadcast``.
 
-Every broadcasting op's gradient ends in ``unbroadcast(grad, input)``. When both shapes are known while
-the graph is built, the axes are computed here in Python and only a Sum (and, if ranks differ by more
-than dropped leading axes, a Reshape) is added; otherwise the axes come from BroadcastGradientArgs at run time.
+Every broadcasting op's gradient ends in ``unbroadcast(grad, input, *other_inputs)``. When the shapes
+known while building decide it (the usual case, unknown batch sizes included), the axes are computed here
+in Python and only Sum ops are added; otherwise BroadcastGradientArgs computes them at run time.
 """
 
 import numpy as np
@@ -63,44 +63,59 @@ def broadcast_gradient_args(s0, s1, name=None):
     return apply_op("BroadcastGradientArgs", [s0, s1], name=name or "BroadcastGradientArgs")
 
 
-def unbroadcast(grad, target):
-    """``grad`` (shaped like a broadcast result) summed back to the shape of ``target``.
+def unbroadcast(grad, target, *partners):
+    """``grad`` of a broadcast of ``target`` with ``partners`` (tensors or shapes), summed back to ``target``'s shape.
 
-    Static when ``target``'s shape is fully known and the gradient's rank is known (a batch dimension
-    may be unknown); dynamic (Shape, BroadcastGradientArgs) otherwise.
+    The axes are found while building when ranks are known and no axis where ``target``'s size is unknown
+    can be enlarged by a partner; then only Sum ops are added (size-1 axes keep their dimension). Otherwise
+    Shape, BroadcastGradientArgs, Sum and Reshape find and apply them at run time.
     """
     if grad is None:
         return None
-    from tensorweave.ops import array_ops, reduction_ops
-    grad_dims, target_shape = grad.shape.as_list() if grad.shape.ndims is not None else None, target.shape
-    if grad_dims is not None and target_shape.is_fully_defined():
-        target_dims = target_shape.as_list()
-        if grad_dims == target_dims:
-            return grad
-        axes = _static_axes(target_dims, grad_dims)
-        summed = reduction_ops.reduce_sum(_dense(grad), axes) if axes else _dense(grad)
-        leading = len(grad_dims) - len(target_dims)
-        if axes == list(range(leading)):
-            return summed
-        return array_ops.reshape(summed, target_dims)
+    axes = _static_axes(grad.shape, target.shape, [tensor_shape.as_shape(getattr(p, "shape", p)) for p in partners])
+    if axes is None:
+        from tensorweave.ops import array_ops, reduction_ops
+        grad = _dense(grad)
+        target_dims = array_ops.shape(target)
+        summed_axes, _ = broadcast_gradient_args(target_dims, array_ops.shape(grad))
+        return array_ops.reshape(reduction_ops.reduce_sum(grad, summed_axes), target_dims)
+    leading, inner = axes
+    if not leading and not inner:
+        return grad
+    from tensorweave.ops import reduction_ops
     grad = _dense(grad)
-    target_dims = array_ops.shape(target)
-    axes, _ = broadcast_gradient_args(target_dims, array_ops.shape(grad))
-    return array_ops.reshape(reduction_ops.reduce_sum(grad, axes), target_dims)
+    if inner:
+        grad = reduction_ops.reduce_sum(grad, inner, keepdims=True)
+    if leading:
+        grad = reduction_ops.reduce_sum(grad, leading)
+    return grad
 
 
-def _static_axes(target_dims, grad_dims):
-    """Axes of a gradient (some dims may be unknown) to sum over for a fully known target shape."""
+def _static_axes(grad_shape, target_shape, partner_shapes):
+    """(leading axes, size-1 axes) to sum a gradient over, or None if only the run time can tell."""
+    if grad_shape.ndims is None or target_shape.ndims is None:
+        return None
+    grad_dims, target_dims = grad_shape.as_list(), target_shape.as_list()
     leading = len(grad_dims) - len(target_dims)
     if leading < 0:
-        raise ValueError(f"a gradient of shape {grad_dims} cannot be summed to the larger rank of {target_dims}")
-    axes = list(range(leading))
+        raise ValueError(f"a gradient of shape {grad_shape} cannot be summed to the larger rank of {target_shape}")
+    inner = []
     for axis, (t, g) in enumerate(zip(target_dims, grad_dims[leading:]), leading):
         if t == 1 and g != 1:
-            axes.append(axis)
-        elif t != 1 and g is not None and g != t:
-            raise ValueError(f"a gradient of shape {grad_dims} does not broadcast from shape {target_dims}")
-    return axes
+            inner.append(axis)
+        elif t is None and not all(_cannot_enlarge(p, axis, len(grad_dims)) for p in partner_shapes):
+            return None
+        elif t not in (1, None) and g is not None and g != t:
+            raise ValueError(f"a gradient of shape {grad_shape} does not broadcast from shape {target_shape}")
+    return list(range(leading)), inner
+
+
+def _cannot_enlarge(partner, axis, rank):
+    """True if ``partner`` lacks ``axis`` of a rank-``rank`` broadcast or has size 1 there."""
+    if partner.ndims is None:
+        return False
+    index = axis - (rank - partner.ndims)
+    return index < 0 or partner.as_list()[index] == 1
 
 
 def _dense(grad):

@@ -94,7 +94,8 @@ def _select_grad(op, grad):
 @SELECT_V2.set_gradient
 def _select_v2_grad(op, grad):
     condition, t, e = op.inputs
-    return [None, unbroadcast(where_v2(condition, grad, 0), t), unbroadcast(where_v2(condition, 0, grad), e)]
+    return [None, unbroadcast(where_v2(condition, grad, 0), t, condition, e),
+            unbroadcast(where_v2(condition, 0, grad), e, condition, t)]
 
 
 def select(condition, x, y, name=None):
@@ -144,8 +145,8 @@ def _clip_by_value_grad(op, grad):
     t, low, high = op.inputs
     below, above = less(t, low), greater(t, high)
     inside = logical_not(logical_or(below, above))
-    return [where_v2(inside, grad, 0), unbroadcast(where_v2(below, grad, 0), low),
-            unbroadcast(where_v2(above, grad, 0), high)]
+    return [where_v2(inside, grad, 0), unbroadcast(where_v2(below, grad, 0), low, t, high),
+            unbroadcast(where_v2(above, grad, 0), high, t, low)]
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):

@@ -66,43 +66,40 @@ SQUARED_DIFFERENCE, squared_difference = _binary("SquaredDifference", "squared_d
 sub, mul, floor_div, mod = subtract, multiply, floordiv, floormod
 
 
-@ADD.set_gradient
-def _add_grad(op, grad):
+def _to_inputs(op, grad_x, grad_y):
+    """Gradients for the broadcast output of ``op``, summed back to the shapes of x and y."""
     x, y = op.inputs
-    return [unbroadcast(grad, x), unbroadcast(grad, y)]
+    return [unbroadcast(grad_x, x, y), unbroadcast(grad_y, y, x)]
 
 
-@SUB.set_gradient
-def _sub_grad(op, grad):
-    x, y = op.inputs
-    return [unbroadcast(grad, x), unbroadcast(unary_math_ops.negative(grad), y)]
+ADD.set_gradient(lambda op, grad: _to_inputs(op, grad, grad))
+SUB.set_gradient(lambda op, grad: _to_inputs(op, grad, unary_math_ops.negative(grad)))
 
 
 @MUL.set_gradient
 def _mul_grad(op, grad):
     x, y = op.inputs
-    return [unbroadcast(grad * _conj(y), x), unbroadcast(_conj(x) * grad, y)]
+    return _to_inputs(op, grad * _conj(y), _conj(x) * grad)
 
 
 @REAL_DIV.set_gradient
 def _real_div_grad(op, grad):
     x, y = op.inputs
-    return [unbroadcast(realdiv(grad, _conj(y)), x),
-            unbroadcast(grad * _conj(realdiv(realdiv(unary_math_ops.negative(x), y), y)), y)]
+    return _to_inputs(op, realdiv(grad, _conj(y)), grad * _conj(realdiv(realdiv(unary_math_ops.negative(x), y), y)))
 
 
 @DIV_NO_NAN.set_gradient
 def _div_no_nan_grad(op, grad):
     x, y = op.inputs
-    return [unbroadcast(div_no_nan(grad, _conj(y)), x),
-            unbroadcast(grad * _conj(div_no_nan(div_no_nan(unary_math_ops.negative(x), y), y)), y)]
+    return _to_inputs(op, div_no_nan(grad, _conj(y)),
+                      grad * _conj(div_no_nan(div_no_nan(unary_math_ops.negative(x), y), y)))
 
 
 def _mod_grad(quotient):
     """x mod y = x - q(x, y) * y with q piecewise constant: d/dx = 1, d/dy = -q."""
     def grad_fn(op, grad):
         x, y = op.inputs
-        return [unbroadcast(grad, x), unbroadcast(grad * unary_math_ops.negative(quotient(x, y)), y)]
+        return _to_inputs(op, grad, grad * unary_math_ops.negative(quotient(x, y)))
     return grad_fn
 
 
@@ -115,20 +112,17 @@ def _pow_grad(op, grad):
     """TF's rule: d/dy uses log(x) only where x > 0 (x != 0 for complex), and 0 elsewhere."""
     x, y = op.inputs
     z = op.outputs[0]
-    gx = grad * _conj(y * pow(x, y - 1))
     positive = comparison_ops.not_equal(x, 0) if x.dtype.is_complex else comparison_ops.greater(x, 0)
     safe_x = comparison_ops.where_v2(positive, x, 1)
     log_x = comparison_ops.where_v2(positive, unary_math_ops.log(safe_x), 0)
-    return [unbroadcast(gx, x), unbroadcast(grad * _conj(z * log_x), y)]
+    return _to_inputs(op, grad * _conj(y * pow(x, y - 1)), grad * _conj(z * log_x))
 
 
 def _min_max_grad(x_wins_where):
     """Ties go to x, as in TF: x gets the gradient where ``x_wins_where(x, y)`` holds, y elsewhere."""
     def grad_fn(op, grad):
-        x, y = op.inputs
-        x_wins = x_wins_where(x, y)
-        return [unbroadcast(comparison_ops.where_v2(x_wins, grad, 0), x),
-                unbroadcast(comparison_ops.where_v2(x_wins, 0, grad), y)]
+        x_wins = x_wins_where(*op.inputs)
+        return _to_inputs(op, comparison_ops.where_v2(x_wins, grad, 0), comparison_ops.where_v2(x_wins, 0, grad))
     return grad_fn
 
 
@@ -140,7 +134,7 @@ MINIMUM.set_gradient(_min_max_grad(lambda x, y: comparison_ops.less_equal(x, y))
 def _squared_difference_grad(op, grad):
     x, y = op.inputs
     scaled = (2 * grad) * _conj(x - y)
-    return [unbroadcast(scaled, x), unbroadcast(unary_math_ops.negative(scaled), y)]
+    return _to_inputs(op, scaled, unary_math_ops.negative(scaled))
 
 
 # ---- division as TF1's Python functions spell it ----------------------------------------------------------------

@@ -93,7 +93,12 @@ def _batch_matmul_grad(op, grad):
         gx, gy = matmul(y, grad, adjoint_b=True), matmul(x, grad)
     else:
         gx, gy = matmul(y, grad, adjoint_a=True, adjoint_b=True), matmul(grad, x, adjoint_a=True, adjoint_b=True)
-    return [unbroadcast(gx, x), unbroadcast(gy, y)]
+    return [unbroadcast(gx, x, _batch_dims(y)), unbroadcast(gy, y, _batch_dims(x))]
+
+
+def _batch_dims(t):
+    """t's shape as a broadcast partner of the other operand: its batch dims, with the matrix dims as 1."""
+    return t.shape[:-2].concatenate([1, 1]) if t.shape.ndims is not None else tensor_shape.TensorShape(None)
 
 
 BATCH_MATMUL.set_gradient(_batch_matmul_grad)

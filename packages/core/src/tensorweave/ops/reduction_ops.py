@@ -66,69 +66,83 @@ ANY = _reduction("Any", "T: {bool}", "Logical OR over the given axes.", grad=NOT
 
 
 # ---- gradients ------------------------------------------------------------------------------------------------------
-def _kept_shape(op):
-    """The output shape with reduced axes kept as 1: a Python list when known, else a tensor."""
+def _layout(op):
+    """(kept, multiples, count) of reduction ``op``: the output shape with reduced axes as 1, how often each
+    output entry repeats along each input axis, and the entries per output entry; Python values where the
+    shapes known while building decide them, tensors otherwise."""
+    from tensorweave.ops import array_ops
+    x = op.inputs[0]
+    static = _static_axes(op)
+    if static is None or x.shape.ndims is None:
+        return _dynamic_layout(op)
+    dims = x.shape.as_list()
+    reduced = [i in static for i in range(len(dims))]
+    kept = [1 if r else d for r, d in zip(reduced, dims)]
+    multiples = [d if r else 1 for r, d in zip(reduced, dims)]
+    if None in kept or None in multiples:
+        input_shape, mask = array_ops.shape(x), np.array(reduced, np.int32)
+        if kept.count(None) == 1:
+            kept = [-1 if d is None else d for d in kept]
+        elif None in kept:
+            kept = input_shape * (1 - mask) + mask
+        if None in multiples:
+            multiples = input_shape * mask + (1 - mask)
+    count = int(np.prod(multiples, dtype=np.int64)) if isinstance(multiples, list) else reduce_prod(multiples)
+    return kept, multiples, count
+
+
+def _dynamic_layout(op):
+    """_layout for axes or a rank known only at run time (TF's DynamicStitch construction)."""
     from tensorweave.ops import array_ops, dynamic_partition_ops, math_ops, range_ops
     x, axes = op.inputs
-    static = _static_axes(op)
-    if static is not None and x.shape.is_fully_defined():
-        return [1 if i in static else d for i, d in enumerate(x.shape.as_list())]
     input_shape = array_ops.shape(x)
     rank = array_ops.size(input_shape)
     axes = (math_ops.cast(array_ops.reshape(axes, [-1]), dtypes.int32) + rank) % rank
-    return dynamic_partition_ops.dynamic_stitch([range_ops.range(rank), axes],
-                                        [input_shape, array_ops.fill(array_ops.shape(axes), 1)])
+    kept = dynamic_partition_ops.dynamic_stitch([range_ops.range(rank), axes],
+                                                [input_shape, array_ops.fill(array_ops.shape(axes), 1)])
+    multiples = math_ops.floordiv(input_shape, math_ops.maximum(kept, 1))
+    return kept, multiples, reduce_prod(multiples)
 
 
-def _grad_with_kept_dims(op, grad, kept):
+def _with_kept_dims(op, value, kept):
+    """An output-shaped ``value`` reshaped so the reduced axes are there with size 1."""
     from tensorweave.ops import array_ops
-    if op.get_attr("keep_dims") or (isinstance(kept, list) and grad.shape.as_list() == kept):
+    if op.get_attr("keep_dims") or (isinstance(kept, list) and value.shape.as_list() == kept):
+        return value
+    return array_ops.reshape(value, kept)
+
+
+def _spread(op, grad, layout):
+    """The output gradient repeated over every input entry it summarizes (reshape, then tile)."""
+    from tensorweave.ops import array_ops
+    kept, multiples, _ = layout
+    grad = _with_kept_dims(op, grad, kept)
+    if isinstance(multiples, list) and all(m == 1 for m in multiples):
         return grad
-    return array_ops.reshape(grad, kept)
+    return array_ops.tile(grad, multiples)
 
 
-def _spread(op, grad):
-    """The output gradient spread over every input entry it came from (reshaped, then tiled)."""
-    from tensorweave.ops import array_ops, math_ops
-    x = op.inputs[0]
-    kept = _kept_shape(op)
-    grad = _grad_with_kept_dims(op, grad, kept)
-    if isinstance(kept, list):
-        multiples = [d if k == 1 else 1 for d, k in zip(x.shape.as_list(), kept)]
-        return grad if all(m == 1 for m in multiples) else array_ops.tile(grad, multiples)
-    input_shape = array_ops.shape(x)
-    return array_ops.tile(grad, math_ops.floordiv(input_shape, math_ops.maximum(kept, 1)))
-
-
-@SUM.set_gradient
-def _sum_grad(op, grad):
-    return [_spread(op, grad), None]
+SUM.set_gradient(lambda op, grad: [_spread(op, grad, _layout(op)), None])
 
 
 @MEAN.set_gradient
 def _mean_grad(op, grad):
-    from tensorweave.ops import array_ops, math_ops
-    x, y = op.inputs[0], op.outputs[0]
-    spread = _spread(op, grad)
-    if x.shape.is_fully_defined() and y.shape.is_fully_defined():
-        count = max(x.shape.num_elements() // max(y.shape.num_elements(), 1), 1)
-    else:
-        count = math_ops.maximum(reduce_prod(array_ops.shape(x)) // math_ops.maximum(
-            reduce_prod(array_ops.shape(y)), 1), 1)
-        count = math_ops.cast(count, spread.dtype)
-    return [math_ops.truediv(spread, count), None]
+    from tensorweave.ops import math_ops
+    layout = _layout(op)
+    count = layout[2]
+    count = max(count, 1) if isinstance(count, int) else math_ops.cast(math_ops.maximum(count, 1), grad.dtype)
+    return [math_ops.truediv(_spread(op, grad, layout), count), None]
 
 
 def _min_max_grad(op, grad):
     """Split equally among the entries that attain the extreme (TF's rule for ties)."""
     from tensorweave.ops import math_ops
     x, axes = op.inputs
-    kept = _kept_shape(op)
-    y = _grad_with_kept_dims(op, op.outputs[0], kept)
-    grad = _grad_with_kept_dims(op, grad, kept)
-    indicators = math_ops.cast(math_ops.equal(y, x), grad.dtype)
+    kept = _layout(op)[0]
+    extreme = _with_kept_dims(op, op.outputs[0], kept)
+    indicators = math_ops.cast(math_ops.equal(extreme, x), grad.dtype)
     count = reduce_sum(indicators, axes, keepdims=True)
-    return [math_ops.realdiv(indicators, count) * grad, None]
+    return [math_ops.realdiv(indicators, count) * _with_kept_dims(op, grad, kept), None]
 
 
 MAX.set_gradient(_min_max_grad)
@@ -141,7 +155,7 @@ def _prod_grad(op, grad):
     in the input are exact): the reduced axes are moved to the front and flattened into one."""
     from tensorweave.ops import array_ops, math_ops
     x = op.inputs[0]
-    spread = _spread(op, grad)
+    spread = _spread(op, grad, _layout(op))
     perm, inverse, reduced_size = _reduced_axes_first(op)
     permuted = array_ops.transpose(x, perm)
     flat = array_ops.reshape(permuted, array_ops.stack([reduced_size, -1]) if not isinstance(reduced_size, int)
@@ -238,7 +252,7 @@ def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=dtypes.int64, na
     """The number of nonzero (True, non-empty) entries over ``axis``, as ``dtype``."""
     from tensorweave.ops import math_ops
     x = convert_to_tensor(input_tensor, name="input_tensor")
-    zero = False if x.dtype.is_bool else "" if x.dtype == dtypes.string else 0
+    zero = False if x.dtype.is_bool else b"" if x.dtype == dtypes.string else 0
     nonzero = math_ops.cast(math_ops.not_equal(x, zero), dtypes.int64)
     count = reduce_sum(nonzero, axis, keepdims, reduction_indices=reduction_indices, keep_dims=keep_dims)
     return math_ops.cast(count, dtype, name=name)
