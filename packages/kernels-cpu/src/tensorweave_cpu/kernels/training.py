@@ -1,5 +1,209 @@
-"""CPU kernels for training ops."""
+"""CPU kernels for the fused optimizer updates (ResourceApply*, ResourceSparseApply*).
 
+Each update is written once, in place, over whole arrays, with TF's formulas; scalars arrive as 0-d
+arrays of the variable's dtype. A sparse update of a row-local optimizer runs the same formula on the
+gathered rows (duplicate rows summed first) and writes them back, so only those rows change. With
+``use_locking`` the variable and its slots stay locked for the whole update; either way an array that
+a reader still holds is copied before it is changed (see kernels/state.py).
+"""
+
+import numpy as np
+
+from tensorweave import errors
 from tensorweave.extension import KernelSet
+from tensorweave.ops.training_ops import SLOTS, UPDATES, sparse_inputs
+
+from tensorweave_cpu.kernels.state import check_indices, owned_value, variable_of
 
 KERNELS = KernelSet("CPU")
+
+
+# ---- the update formulas (TF's training_ops.cc), over whole arrays -----------------------------------
+def gradient_descent(var, alpha, delta):
+    var -= alpha * delta
+
+
+def momentum(var, accum, lr, grad, momentum, use_nesterov=False):
+    accum *= momentum
+    accum += grad
+    if use_nesterov:
+        step = accum * momentum
+        step += grad
+        step *= lr
+    else:
+        step = accum * lr
+    var -= step
+
+
+def adagrad(var, accum, lr, grad, update_slots=True):
+    if update_slots:
+        accum += grad * grad
+    step = np.sqrt(accum)
+    np.divide(grad, step, out=step)
+    step *= lr
+    var -= step
+
+
+def adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad):
+    alpha = lr * np.sqrt(1 - beta2_power) / (1 - beta1_power)
+    step = grad - m
+    step *= 1 - beta1
+    m += step
+    np.multiply(grad, grad, out=step)
+    step -= v
+    step *= 1 - beta2
+    v += step
+    _adam_step(var, m, v, alpha, epsilon, step)
+
+
+def _adam_step(var, m, v, alpha, epsilon, scratch):
+    """var -= alpha * m / (sqrt(v) + epsilon), with ``scratch`` as the one temporary."""
+    np.sqrt(v, out=scratch)
+    scratch += epsilon
+    np.divide(m, scratch, out=scratch)
+    scratch *= alpha
+    var -= scratch
+
+
+def rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad):
+    step = grad * grad
+    step -= ms
+    step *= 1 - rho
+    ms += step
+    np.add(ms, epsilon, out=step)
+    _momentum_step(var, mom, lr, momentum, grad, step)
+
+
+def centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad):
+    step = grad * grad
+    step -= ms
+    step *= 1 - rho
+    ms += step
+    np.subtract(grad, mg, out=step)
+    step *= 1 - rho
+    mg += step
+    np.multiply(mg, mg, out=step)
+    np.subtract(ms, step, out=step)
+    step += epsilon
+    _momentum_step(var, mom, lr, momentum, grad, step)
+
+
+def _momentum_step(var, mom, lr, momentum, grad, denominator):
+    """mom = mom * momentum + lr * grad / sqrt(denominator); var -= mom (``denominator`` is overwritten)."""
+    np.sqrt(denominator, out=denominator)
+    np.divide(grad, denominator, out=denominator)
+    denominator *= lr
+    mom *= momentum
+    mom += denominator
+    var -= mom
+
+
+DENSE = {"GradientDescent": gradient_descent, "Momentum": momentum, "Adagrad": adagrad, "Adam": adam,
+         "RMSProp": rms_prop, "CenteredRMSProp": centered_rms_prop}
+
+
+def sparse_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad, indices):
+    """TF1's AdamOptimizer on IndexedSlices: every row's moments decay, the given rows get the gradient."""
+    alpha = lr * np.sqrt(1 - beta2_power) / (1 - beta1_power)
+    m *= beta1
+    m[indices] += grad * (1 - beta1)
+    v *= beta2
+    v[indices] += grad * grad * (1 - beta2)
+    _adam_step(var, m, v, alpha, epsilon, np.empty_like(var))
+
+
+# ---- kernels ----------------------------------------------------------------------------------------
+def summed_rows(indices, grad, var):
+    """Unique row ids and their summed gradient rows (the ids as given when none repeats)."""
+    indices = indices.reshape(-1)
+    if grad.size != indices.size * int(np.prod(var.shape[1:])):
+        raise errors.InvalidArgumentError(None, None, (
+            f"sparse update of a variable of shape {list(var.shape)}: {indices.size} row ids but gradient rows of "
+            f"shape {list(grad.shape)}"))
+    grad = grad.reshape((indices.size,) + var.shape[1:])
+    check_indices(indices, var.shape[0], "sparse optimizer update")
+    unique, inverse = np.unique(indices, return_inverse=True)
+    if unique.size == indices.size:
+        return indices, grad
+    summed = np.zeros((unique.size,) + grad.shape[1:], dtype=grad.dtype)
+    np.add.at(summed, inverse, grad)
+    return unique, summed
+
+
+def _check_shapes(names, arrays, grad, sparse):
+    var = arrays[0]
+    for name, slot in zip(names[1:], arrays[1:]):
+        if slot.shape != var.shape:
+            raise errors.InvalidArgumentError(None, None, (
+                f"var and {name} do not have the same shape: {list(var.shape)} {list(slot.shape)}"))
+    if sparse:
+        if var.ndim == 0:
+            raise errors.InvalidArgumentError(None, None, "a sparse update needs a variable of rank 1 or more")
+    elif grad.shape != var.shape:
+        raise errors.InvalidArgumentError(None, None, (
+            f"var and grad do not have the same shape: {list(var.shape)} {list(grad.shape)}"))
+
+
+class _Locks:
+    """Holds the locks of several variables, taken in one global order so two updates cannot deadlock."""
+
+    def __init__(self, variables):
+        self.locks = [v.lock for v in sorted(variables, key=id)]
+
+    def __enter__(self):
+        for lock in self.locks:
+            lock.acquire()
+
+    def __exit__(self, *exc):
+        for lock in reversed(self.locks):
+            lock.release()
+
+
+class _NoLocks:
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        pass
+
+
+_NO_LOCKS = _NoLocks()
+
+
+def _kernel(optimizer, sparse):
+    names = sparse_inputs(UPDATES[optimizer][0]) if sparse else UPDATES[optimizer][0]
+    handles = [n for n in names if n in SLOTS]
+    n_handles = len(handles)
+    grad_at = names.index("grad" if "grad" in names else "delta") - n_handles
+    dense_update = DENSE[optimizer]
+
+    def build(node):
+        dtype = node.attrs["T"]
+        locking = node.attrs["use_locking"]
+        options = {k: node.attrs[k] for k in ("use_nesterov", "update_slots") if k in node.attrs}
+
+        def compute(*inputs):
+            variables = [variable_of(h, dtype) for h in inputs[:n_handles]]
+            rest = list(inputs[n_handles:])
+            with _Locks(variables) if locking else _NO_LOCKS:
+                arrays = [owned_value(v) for v in variables]
+                _check_shapes(handles, arrays, rest[grad_at], sparse)
+                if not sparse:
+                    dense_update(*arrays, *rest, **options)
+                    return
+                indices, grad = summed_rows(rest.pop(grad_at + 1), rest[grad_at], arrays[0])
+                if optimizer == "Adam":
+                    sparse_adam(*arrays, *rest[:grad_at], grad, indices)
+                    return
+                rest[grad_at] = grad
+                rows = [a[indices] for a in arrays]
+                dense_update(*rows, *rest, **options)
+                for array, row in zip(arrays, rows):
+                    array[indices] = row
+        return compute
+    return build
+
+
+for _optimizer in UPDATES:
+    for _sparse in (False, True):
+        KERNELS.add(f"Resource{'Sparse' if _sparse else ''}Apply{_optimizer}", build=_kernel(_optimizer, _sparse))
