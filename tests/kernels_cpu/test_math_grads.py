@@ -197,7 +197,7 @@ def test_segment_sum_gradients():
 
 def test_indexed_slices_become_dense_through_unsorted_segment_sum():
     params = tf.constant(np.arange(8.0).reshape(4, 2))
-    sliced = tf.IndexedSlices(tf.constant([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]), tf.constant([3, 0, 3]),
+    sliced = tf.IndexedSlices(tf.constant(np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])), tf.constant([3, 0, 3]),
                               tf.constant([4, 2]))
     with tf.Session() as sess:
         dense = sess.run(tf.convert_to_tensor(sliced) + params)
