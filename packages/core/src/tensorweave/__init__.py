@@ -46,7 +46,7 @@ from tensorweave.runtime.config import (  # noqa: E402,F401
 )
 from tensorweave.runtime.session import InteractiveSession, Session, get_default_session  # noqa: E402,F401
 
-from tensorweave import compat, math, nn, queue, test, train  # noqa: E402,F401
+from tensorweave import compat, layers, losses, math, nn, queue, test, train  # noqa: E402,F401
 
 _API_HINTS = {"summary": "tensorweave[board] (the tensorboard-lite package)"}
 

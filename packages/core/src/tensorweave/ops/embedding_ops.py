@@ -70,7 +70,7 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
     from tensorweave.ops import array_ops, dynamic_partition_ops, math_ops
     if partition_strategy not in ("mod", "div"):
         raise ValueError(f"embedding_lookup: partition_strategy must be 'mod' or 'div', got {partition_strategy!r}")
-    shards = list(params) if isinstance(params, (list, tuple)) else [params]
+    shards = list(params) if isinstance(params, (list, tuple)) or hasattr(params, "_get_variable_list") else [params]
     if not shards:
         raise ValueError("embedding_lookup needs at least one parameter tensor")
     with graph_mod.name_scope(name, "embedding_lookup", [ids]):
