@@ -252,7 +252,13 @@ class Graph:
             raise RuntimeError(f"graph is finalized and cannot be modified (adding {op_def.name} {name!r}); "
                                f"build every op before the training loop starts")
         with self._lock:
-            name = self.unique_name(name)
+            if name.endswith("/"):  # TF: a name scope's own name, used exactly (the op takes its scope's name)
+                name = name[:-1]
+                if name in self._ops_by_name:
+                    raise ValueError(f"Duplicate node name in graph: {name!r}")
+                self._names_in_use.setdefault(name.lower(), 1)
+            else:
+                name = self.unique_name(name)
             if not _VALID_NAME.match(name):
                 raise ValueError(f"{name!r} is not a valid op name")
             st = self._state

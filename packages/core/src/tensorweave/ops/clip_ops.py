@@ -43,7 +43,7 @@ def _check_sequence(t_list):
 
 def global_norm(t_list, name=None):
     """sqrt(sum of squared L2 norms) of the tensors in ``t_list`` (None entries ignored)."""
-    from tensorweave.ops import array_ops, math_ops, nn_ops
+    from tensorweave.ops import array_ops, loss_ops, math_ops
     _check_sequence(t_list)
     present = [(i, t) for i, t in enumerate(t_list) if t is not None]
     with graph_mod.name_scope(name, "global_norm", [t for _, t in present]):
@@ -51,7 +51,7 @@ def global_norm(t_list, name=None):
         for i, t in present:
             values = _values(t, f"t_{i}")
             with graph_mod.colocate_with(values):
-                half_squared.append(nn_ops.l2_loss(values))
+                half_squared.append(loss_ops.l2_loss(values))
         if not half_squared:
             raise ValueError("global_norm needs at least one tensor that is not None")
         total = math_ops.reduce_sum(array_ops.stack(half_squared))

@@ -113,7 +113,7 @@ class VariableScope:
                      reuse=None, trainable=None, collections=None, caching_device=None, partitioner=None,
                      validate_shape=True, use_resource=None, custom_getter=None, constraint=None, **unused):
         """``var_store.get_variable`` with this scope's defaults and its name as prefix."""
-        full_name = f"{self._name}/{name}" if self._name else name
+        full_name = f"{self._name}/{name}" if self._name else name  # "" names the scope itself ("scope/")
         if reuse is None:
             reuse = self._reuse
         if dtype is not None and initializer is not None and not callable(initializer):

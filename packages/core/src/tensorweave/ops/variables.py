@@ -8,12 +8,15 @@ dependencies. Used as a tensor it reads the variable anew each time, so a read m
 
 import contextlib
 
+import numpy as np
+
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor_conversion import convert_to_tensor, register_tensor_conversion_function
 from tensorweave.ops import state_ops
+from tensorweave.ops.tensor_operators import attach_operators
 
 __all__ = ["Variable", "VariableV1", "all_variables", "assert_variables_initialized", "global_variables",
            "global_variables_initializer", "initialize_all_variables", "initialize_local_variables",
@@ -74,15 +77,13 @@ class Variable:
             collections.append(GraphKeys.TRAINABLE_VARIABLES)
         graph = graph_mod._graph_of([initial_value])
         with graph.as_default(), init_scope(graph):
-            handle_name = graph.unique_name(name or "Variable", mark_as_used=False)
-            with graph.name_scope(handle_name + "/"):
+            with graph.name_scope(name or "Variable") as scope:
                 with graph.name_scope("Initializer"):
                     value = initial_value() if callable(initial_value) else initial_value
                     initial_value = convert_to_tensor(value, dtype=dtype, name="initial_value")
                 var_shape = self._static_shape(initial_value, validate_shape, shape, expected_shape)
-                with graph.name_scope(None):
-                    handle = state_ops.var_handle_op(initial_value.dtype, var_shape, graph.current_container,
-                                                     handle_name, name=handle_name)
+                handle = state_ops.var_handle_op(initial_value.dtype, var_shape, graph.current_container,
+                                                 shared_name=scope[:-1], name=scope)  # named as its scope
                 with graph.colocate_with(handle):
                     initializer = state_ops.assign_variable_op(handle, initial_value, name="Assign")
                     with graph.name_scope("Read"):
@@ -198,6 +199,10 @@ class Variable:
 
     def __iter__(self):
         raise TypeError(f"'Variable' object is not iterable ({self.name}); index it or use tf.unstack on its value")
+
+    def __bool__(self):
+        raise TypeError(f"using a tf.Variable ({self.name}) as a Python bool is not allowed: its value is only "
+                        f"known when the graph runs. Use tf.cond to branch on it.")
 
     # ---- reading -------------------------------------------------------------------------------------
     def _read(self, name="ReadVariableOp"):
@@ -336,19 +341,7 @@ class _UnreadVariable(Variable):
             return super()._scatter(op_type, sparse_delta, name)
 
 
-def _delegate_to_value(operator):
-    def method(self, *args):
-        return getattr(self.value(), operator)(*args)
-    method.__name__ = operator
-    return method
-
-
-for _operator in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
-                  "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__",
-                  "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__invert__", "__lt__", "__le__", "__gt__",
-                  "__ge__", "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__getitem__",
-                  "__bool__"):
-    setattr(Variable, _operator, _delegate_to_value(_operator))
+attach_operators(Variable)  # + - * / ... and indexing act on the variable's value, as on a tensor
 
 
 register_tensor_conversion_function(
@@ -423,7 +416,7 @@ def report_uninitialized_variables(var_list=None, name="report_uninitialized_var
     var_list = _default_var_list(var_list)
     with graph_mod.name_scope(name):
         if not var_list:
-            return array_ops.constant([], dtype=dtypes.string)
+            return array_ops.constant(np.array([], dtype=object), dtype=dtypes.string)
         initialized = array_ops.stack([v.is_initialized() for v in var_list])
         names = array_ops.constant([v.op.name for v in var_list], dtype=dtypes.string)
         return array_ops.boolean_mask(names, math_ops.logical_not(initialized))

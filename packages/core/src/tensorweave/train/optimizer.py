@@ -135,9 +135,8 @@ class Optimizer:
         with graph.as_default():
             with variables.init_scope(graph):
                 self._create_slots(var_list)
-            scope = graph.unique_name(name or self._name, mark_as_used=False)  # the train op takes this name
             update_ops = []
-            with graph.name_scope(scope + "/"):
+            with graph.name_scope(name or self._name) as scope:  # the train op takes the scope's name
                 self._hyper_casts = {}
                 self._prepare()
                 for grad, var in converted:

@@ -62,4 +62,5 @@ def create_global_step(graph=None):
 
 def get_or_create_global_step(graph=None):
     graph = graph or graph_mod.get_default_graph()
-    return get_global_step(graph) or create_global_step(graph)
+    step = get_global_step(graph)
+    return create_global_step(graph) if step is None else step
