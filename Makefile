@@ -7,7 +7,7 @@ STAMP := $(VENV)/.tensorweave-installed
 PACKAGE_FILES := pyproject.toml $(wildcard packages/*/pyproject.toml) $(wildcard examples/plugins/*/pyproject.toml) \
 	$(wildcard packages/kernels-cpu/CMakeLists.txt) $(wildcard packages/kernels-cpu/csrc/*)
 EDITABLES := -e "packages/core[test]" -e "packages/kernels-cpu[test]" \
-	$(foreach p,$(wildcard examples/plugins/*/pyproject.toml),-e $(dir $(p))) -e ".[all]"
+	$(foreach p,$(wildcard examples/plugins/*/pyproject.toml),-e $(dir $(p))) -e ".[all,examples]"
 PYTEST_ARGS ?=
 
 .PHONY: venv test demo bench clean tox
@@ -24,7 +24,7 @@ test: venv
 	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
 
 demo: venv
-	$(BIN)/python examples/demo_graph.py
+	$(BIN)/python examples/digits_cnn.py
 
 bench: venv
 	$(BIN)/python -m benchmarks
