@@ -273,3 +273,20 @@ def test_python_operators_build_tf1_ops():
                      "&": "LogicalAnd", "~": "LogicalNot", "@": "MatMul"}
     assert (n / n).dtype == tf.float64
     assert (x == x) is True and (x != ph([2])) is True and {x: 1}[x] == 1
+
+
+def test_every_math_op_has_a_gradient_or_is_marked_not_differentiable():
+    from tensorweave.ops import (broadcast_gradient_ops, comparison_ops, cumulative_ops, math_ops, matmul_ops,
+                                 range_ops, reduction_ops, segment_ops, unary_math_ops)
+    modules = (math_ops, broadcast_gradient_ops, unary_math_ops, comparison_ops, reduction_ops, cumulative_ops,
+               matmul_ops, segment_ops, range_ops)
+    missing = [op_def.name for module in modules for op_def in module.DEFS if op_def.grad is None]
+    assert missing == []
+
+
+def test_math_namespace_has_the_tf_1_13_names():
+    for name in ("add", "reduce_sum", "reduce_logsumexp", "log", "sigmoid", "divide_no_nan", "floormod", "argmax",
+                 "unsorted_segment_sum", "segment_sum", "cumsum", "count_nonzero", "is_finite", "squared_difference",
+                 "logical_xor", "truediv", "reciprocal"):
+        assert callable(getattr(tf.math, name)), name
+    assert tf.math.divide_no_nan is tf.div_no_nan

@@ -130,6 +130,12 @@ def test_batch_matmul_gradients_sum_over_broadcast_batches(a_shape, b_shape, adj
     check_gradients(unknown_shapes(product), [a_shape, b_shape])
 
 
+def test_batch_matmul_with_equal_batches_gradient():
+    def product(a, b):
+        return tf.extension.apply_op("BatchMatMul", [a, b], {"adj_x": True})
+    check_gradients(product, [(2, 4, 3), (2, 4, 5)])
+
+
 @pytest.mark.parametrize("fn", [tf.reduce_sum, tf.reduce_mean, tf.reduce_max, tf.reduce_min, tf.reduce_prod,
                                 tf.reduce_logsumexp], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("axis, keepdims", [(None, False), (1, False), (-1, True), ([0, 2], False), ([0, 2], True)])

@@ -17,7 +17,7 @@ from tensorweave.ops.broadcast_gradient_ops import unbroadcast
 DEFS = OpDefList()
 
 _OWN = ["add", "subtract", "sub", "multiply", "mul", "scalar_mul", "divide", "truediv", "realdiv", "div",
-        "div_no_nan", "floordiv", "floor_div", "floormod", "mod", "truncatediv", "truncatemod", "pow",
+        "div_no_nan", "divide_no_nan", "floordiv", "floor_div", "floormod", "mod", "truncatediv", "truncatemod", "pow",
         "maximum", "minimum", "squared_difference", "add_n", "accumulate_n"]
 
 _WITH_STRING = "T: {numeric, string}"
@@ -63,7 +63,7 @@ MINIMUM, minimum = _binary("Minimum", "minimum", _REAL, "min(x, y).", commutativ
 SQUARED_DIFFERENCE, squared_difference = _binary("SquaredDifference", "squared_difference", _POWERS,
                                                  "(x - y) ** 2.", commutative=True)
 
-sub, mul, floor_div, mod = subtract, multiply, floordiv, floormod
+sub, mul, floor_div, mod, divide_no_nan = subtract, multiply, floordiv, floormod, div_no_nan
 
 
 def _to_inputs(op, grad_x, grad_y):
