@@ -107,7 +107,8 @@ def _dynamic_layout(op):
 def _with_kept_dims(op, value, kept):
     """An output-shaped ``value`` reshaped so the reduced axes are there with size 1."""
     from tensorweave.ops import array_ops
-    if op.get_attr("keep_dims") or (isinstance(kept, list) and value.shape.as_list() == kept):
+    if op.get_attr("keep_dims") or (isinstance(kept, list) and value.shape.ndims is not None and
+                                    value.shape.as_list() == kept):
         return value
     return array_ops.reshape(value, kept)
 
@@ -179,7 +180,7 @@ def _reduced_axes_first(op):
             array_ops.gather(array_ops.shape(x), static))
         return perm, [int(i) for i in np.argsort(perm)], size
     rank = array_ops.rank(x)
-    reduced = math_ops.cast((array_ops.reshape(axes, [-1]) + rank) % rank, dtypes.int32)
+    reduced = (math_ops.cast(array_ops.reshape(axes, [-1]), dtypes.int32) + rank) % rank
     hit = segment_ops.unsorted_segment_sum(array_ops.ones_like(reduced), reduced, rank)
     other = array_ops.reshape(math_ops.cast(array_ops.where(math_ops.equal(hit, 0)), dtypes.int32), [-1])
     reduced = array_ops.reshape(math_ops.cast(array_ops.where(math_ops.greater(hit, 0)), dtypes.int32), [-1])
