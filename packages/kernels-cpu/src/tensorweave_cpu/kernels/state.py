@@ -25,10 +25,15 @@ class Var(Resource):
         self.dtype = dtype
         self.value = None
         self.lock = threading.Lock()
+        self.closed = False
 
     def debug_string(self):
         shape = None if self.value is None else list(self.value.shape)
         return f"Var {self.name} {self.dtype.name} {shape}"
+
+    def close(self, error=None):
+        """Its container was cleared or it was deleted: handles to it must be looked up again."""
+        self.closed = True
 
 
 def variable_of(handle, dtype=None):
@@ -76,12 +81,13 @@ def _var_handle(node):
     container = node.attrs["container"] or DEFAULT_CONTAINER
     name = node.attrs["shared_name"] or node.name
     dtype = node.attrs["dtype"]
-    last = [None, None]  # the Var last found and its handle: most steps find the same one
+    last = [None, None]  # the Var last found and its handle: valid until the Var is closed
 
     def var_handle(ctx):
-        var = ctx.resource_manager.lookup_or_create(container, name, lambda: Var(name, dtype))
-        if var is last[0]:
+        var = last[0]
+        if var is not None and not var.closed:
             return last[1]
+        var = ctx.resource_manager.lookup_or_create(container, name, lambda: Var(name, dtype))
         if type(var) is not Var or var.dtype is not dtype:
             have = f"a {var.dtype.name} variable" if type(var) is Var else type(var).__name__
             raise errors.InvalidArgumentError(None, None, (
