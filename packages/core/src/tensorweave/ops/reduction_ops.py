@@ -86,7 +86,7 @@ def _layout(op):
         elif None in kept:
             kept = input_shape * (1 - mask) + mask
         if None in multiples:
-            multiples = input_shape * mask + (1 - mask)
+            multiples = input_shape if all(reduced) else input_shape * mask + (1 - mask)
     count = int(np.prod(multiples, dtype=np.int64)) if isinstance(multiples, list) else reduce_prod(multiples)
     return kept, multiples, count
 
