@@ -355,3 +355,27 @@ def test_clipped_gradients_train(sess):
     sess.run(w.initializer)
     sess.run(train)
     np.testing.assert_allclose(sess.run(w), [3.0 - 0.6, 4.0 - 0.8])
+
+
+def test_a_tf1_style_custom_optimizer_with_apply_dense_and_slots(sess):
+    class SignSGD(tf.train.Optimizer):
+        def __init__(self, learning_rate):
+            super().__init__(False, "SignSGD")
+            self._lr = learning_rate
+
+        def _create_slots(self, var_list):
+            for v in var_list:
+                self._zeros_slot(v, "steps", self._name)
+
+        def _apply_dense(self, grad, var):
+            steps = self.get_slot(var, "steps").assign_add(tf.ones_like(var))
+            return tf.group(var.assign_sub(self._lr * tf.sign(grad)), steps)
+
+    w = tf.Variable(np.array([1.0, -1.0, 0.5]))
+    train = SignSGD(0.25).minimize(tf.reduce_sum(w * w))
+    sess.run(tf.global_variables_initializer())
+    sess.run(train)
+    sess.run(train)
+    np.testing.assert_allclose(sess.run(w), [0.5, -0.5, 0.0])
+    with pytest.raises(TypeError, match="defines neither _resource_apply_sparse nor _apply_sparse"):
+        SignSGD(0.1).minimize(tf.reduce_sum(w.sparse_read([0])))

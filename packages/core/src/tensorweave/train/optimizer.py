@@ -177,10 +177,23 @@ class Optimizer:
         """Converts hyperparameters to tensors, once per apply_gradients."""
 
     def _resource_apply_dense(self, grad, var):
-        raise TypeError(f"{type(self).__name__} does not define _resource_apply_dense")
+        """The update op for a dense gradient; TF1-style subclasses that define ``_apply_dense`` get it."""
+        if type(self)._apply_dense is Optimizer._apply_dense:
+            raise TypeError(f"{type(self).__name__} defines neither _resource_apply_dense nor _apply_dense")
+        return self._apply_dense(grad, var)
 
     def _resource_apply_sparse(self, grad, var, indices):
-        raise TypeError(f"{type(self).__name__} does not define _resource_apply_sparse")
+        """The update op for IndexedSlices; TF1-style subclasses that define ``_apply_sparse`` get it."""
+        if type(self)._apply_sparse is Optimizer._apply_sparse:
+            raise TypeError(f"{type(self).__name__} defines neither _resource_apply_sparse nor _apply_sparse, so it "
+                            f"cannot apply the sparse gradient of {var.name}")
+        return self._apply_sparse(IndexedSlices(grad, indices), var)
+
+    def _apply_dense(self, grad, var):
+        """TF1's hook for custom optimizers: return an op updating ``var`` (e.g. with ``var.assign_sub``)."""
+
+    def _apply_sparse(self, grad, var):
+        """TF1's hook for custom optimizers, with ``grad`` as IndexedSlices."""
 
     # ---- helpers for subclasses ------------------------------------------------------------------------
     @staticmethod
