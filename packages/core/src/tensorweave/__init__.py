@@ -18,6 +18,7 @@ from tensorweave.framework.graph import (  # noqa: E402,F401
 )
 from tensorweave.framework.graph_io import GraphDef, NodeDef, import_graph_def  # noqa: E402,F401
 from tensorweave.framework.operation import Operation  # noqa: E402,F401
+from tensorweave.framework.random_seed import *  # noqa: E402,F401,F403
 from tensorweave.framework.tensor import Tensor  # noqa: E402,F401
 from tensorweave.framework.tensor_conversion import (  # noqa: E402,F401
     convert_to_tensor, register_tensor_conversion_function,
@@ -46,7 +47,7 @@ from tensorweave.runtime.config import (  # noqa: E402,F401
 )
 from tensorweave.runtime.session import InteractiveSession, Session, get_default_session  # noqa: E402,F401
 
-from tensorweave import compat, layers, losses, math, nn, queue, test, train  # noqa: E402,F401
+from tensorweave import compat, layers, losses, math, nn, queue, random, test, train  # noqa: E402,F401
 
 _API_HINTS = {"summary": "tensorweave[board] (the tensorboard-lite package)"}
 

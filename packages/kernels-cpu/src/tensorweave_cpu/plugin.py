@@ -8,6 +8,13 @@ from tensorweave_cpu.device import cpu_device_factory
 
 KERNEL_MODULES = (
     "tensorweave_cpu.kernels.array",
+    "tensorweave_cpu.kernels.shape",
+    "tensorweave_cpu.kernels.fill",
+    "tensorweave_cpu.kernels.concat_split",
+    "tensorweave_cpu.kernels.transpose",
+    "tensorweave_cpu.kernels.pad_tile",
+    "tensorweave_cpu.kernels.slicing",
+    "tensorweave_cpu.kernels.gather",
     "tensorweave_cpu.kernels.control_flow",
     "tensorweave_cpu.kernels.data_flow",
     "tensorweave_cpu.kernels.io",

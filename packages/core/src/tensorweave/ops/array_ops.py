@@ -1,4 +1,9 @@
-"""Array ops: constants, placeholders, identity, and shape manipulation."""
+"""Array ops: constants, placeholders and identities.
+
+This module is also the ``array_ops`` namespace the rest of the core uses: it re-exports the shape ops,
+fills, concatenation and splitting, transposes, padding and tiling, slicing and gathering, which live in
+their own modules (see the imports at the bottom).
+"""
 
 import numpy as np
 
@@ -11,7 +16,7 @@ from tensorweave.framework.tensor_util import constant_value, register_constant_
 
 DEFS = OpDefList()
 
-__all__ = ["constant", "placeholder", "placeholder_with_default", "identity"]
+_OWN = ["constant", "placeholder", "placeholder_with_default", "identity"]
 
 # ---- Const ------------------------------------------------------------------------------------------
 CONST = DEFS.define("Const", outputs=["output: dtype"], attrs=["value: tensor", "dtype: type"],
@@ -107,3 +112,19 @@ def _identity_value(op, index):
 
 def identity(input, name=None):  # noqa: A002
     return apply_op("Identity", [input], name=name or "Identity")
+
+
+# ---- the rest of the array namespace ---------------------------------------------------------------------------------
+from tensorweave.ops import (  # noqa: E402
+    concat_split_ops, fill_ops, gather_ops, pad_tile_ops, shape_ops, slicing_ops, transpose_ops,
+)
+from tensorweave.ops.concat_split_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.fill_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.gather_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.pad_tile_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.shape_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.slicing_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.transpose_ops import *  # noqa: E402,F401,F403
+
+__all__ = _OWN + [name for module in (shape_ops, fill_ops, concat_split_ops, transpose_ops, pad_tile_ops, slicing_ops,
+                                      gather_ops) for name in module.__all__]

@@ -6,6 +6,13 @@ from tensorweave.extension import hookimpl
 
 OP_MODULES = (
     "tensorweave.ops.array_ops",
+    "tensorweave.ops.shape_ops",
+    "tensorweave.ops.fill_ops",
+    "tensorweave.ops.concat_split_ops",
+    "tensorweave.ops.transpose_ops",
+    "tensorweave.ops.pad_tile_ops",
+    "tensorweave.ops.slicing_ops",
+    "tensorweave.ops.gather_ops",
     "tensorweave.ops.control_flow_ops",
     "tensorweave.ops.data_flow_ops",
     "tensorweave.ops.io_ops",

@@ -1,0 +1,7 @@
+"""Joining and splitting: concat, split, stack, unstack."""
+
+from tensorweave.framework.op_def import OpDefList
+
+DEFS = OpDefList()
+
+__all__ = []

@@ -1,0 +1,7 @@
+"""Padding and tiling: pad, tile."""
+
+from tensorweave.framework.op_def import OpDefList
+
+DEFS = OpDefList()
+
+__all__ = []

@@ -1,0 +1,5 @@
+"""CPU kernels for fills."""
+
+from tensorweave.extension import KernelSet
+
+KERNELS = KernelSet("CPU")

@@ -1,0 +1,5 @@
+"""CPU kernels for gathering and scattering."""
+
+from tensorweave.extension import KernelSet
+
+KERNELS = KernelSet("CPU")

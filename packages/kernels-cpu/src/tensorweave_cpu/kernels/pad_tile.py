@@ -1,0 +1,5 @@
+"""CPU kernels for padding and tiling."""
+
+from tensorweave.extension import KernelSet
+
+KERNELS = KernelSet("CPU")

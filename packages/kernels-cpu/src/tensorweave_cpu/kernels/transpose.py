@@ -1,0 +1,5 @@
+"""CPU kernels for transposes and reversals."""
+
+from tensorweave.extension import KernelSet
+
+KERNELS = KernelSet("CPU")
