@@ -16,7 +16,7 @@ from tensorweave.framework.tensor_util import constant_value, register_constant_
 
 DEFS = OpDefList()
 
-_OWN = ["constant", "placeholder", "placeholder_with_default", "identity"]
+_OWN = ["constant", "placeholder", "placeholder_with_default", "identity", "identity_n", "stop_gradient"]
 
 # ---- Const ------------------------------------------------------------------------------------------
 CONST = DEFS.define("Const", outputs=["output: dtype"], attrs=["value: tensor", "dtype: type"],
@@ -112,6 +112,59 @@ def _identity_value(op, index):
 
 def identity(input, name=None):  # noqa: A002
     return apply_op("Identity", [input], name=name or "Identity")
+
+
+IDENTITY_N = DEFS.define("IdentityN", inputs=["input: T"], outputs=["output: T"], attrs=["T: list(any)"],
+                         doc="Returns its list of inputs, in one op.")
+
+
+@IDENTITY_N.set_shape_fn
+def _identity_n_shape(op):
+    return [t.shape for t in op.inputs]
+
+
+@IDENTITY_N.set_gradient
+def _identity_n_grad(op, *grads):
+    return list(grads)
+
+
+def identity_n(input, name=None):  # noqa: A002
+    """Each tensor of the list ``input`` passed through one IdentityN op."""
+    return apply_op("IdentityN", [list(input)], name=name or "IdentityN")
+
+
+SNAPSHOT = DEFS.define("Snapshot", inputs=["input: T"], outputs=["output: T"], attrs=["T: any"],
+                       shape_fn=common_shapes.unchanged_shape, doc="A copy of its input (not an alias of it).")
+SNAPSHOT.set_gradient(lambda op, grad: [grad])
+
+
+# ---- StopGradient, PreventGradient -------------------------------------------------------------------------------------
+STOP_GRADIENT = DEFS.define("StopGradient", inputs=["input: T"], outputs=["output: T"], attrs=["T: any"],
+                            shape_fn=common_shapes.unchanged_shape, grad=NOT_DIFFERENTIABLE,
+                            doc="Returns its input; gradients do not flow through it.")
+PREVENT_GRADIENT = DEFS.define("PreventGradient", inputs=["input: T"], outputs=["output: T"],
+                               attrs=["T: any", "message: string = ''"], shape_fn=common_shapes.unchanged_shape,
+                               doc="Returns its input; differentiating through it is an error.")
+
+for _op_type in ("StopGradient", "PreventGradient", "Snapshot"):
+    register_constant_evaluator(_op_type)(_identity_value)
+
+
+@PREVENT_GRADIENT.set_gradient
+def _prevent_gradient_grad(op, grad):
+    reason = op.get_attr("message") or "no reason given"
+    raise LookupError(f"Gradient explicitly disabled for op {op.name!r} (PreventGradient), created at "
+                      f"{op.where()}. Reason: {reason}")
+
+
+def stop_gradient(input, name=None):  # noqa: A002
+    """``input`` as a constant for differentiation: no gradient flows back through it."""
+    return apply_op("StopGradient", [input], name=name or "StopGradient")
+
+
+def prevent_gradient(input, message="", name=None):  # noqa: A002
+    """``input``, with an error naming ``message`` if anything tries to differentiate through it."""
+    return apply_op("PreventGradient", [input], {"message": message}, name=name or "PreventGradient")
 
 
 # ---- the rest of the array namespace ---------------------------------------------------------------------------------

@@ -29,3 +29,23 @@ def _placeholder_with_default(x):
 @KERNELS.register("Identity")
 def _identity(x):
     return x
+
+
+@KERNELS.register("StopGradient")
+def _stop_gradient(x):
+    return x
+
+
+@KERNELS.register("PreventGradient")
+def _prevent_gradient(x):
+    return x
+
+
+@KERNELS.register("IdentityN")
+def _identity_n(*xs):
+    return list(xs)
+
+
+@KERNELS.register("Snapshot")
+def _snapshot(x, *, xp):
+    return xp.array(x, copy=True)
