@@ -50,10 +50,10 @@ def compute_gradient(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3, init
             flat = v.reshape(-1)
             for k in range(v.size):
                 orig = flat[k]
-                flat[k] = orig + delta
-                plus = np.asarray(sess.run(y, {**feeds, t: flat.reshape(v.shape)}), dtype=np.float64)
+                flat[k] = orig + delta  # np.array copies below: y may be a view of the fed array
+                plus = np.array(sess.run(y, {**feeds, t: flat.reshape(v.shape)}), dtype=np.float64)
                 flat[k] = orig - delta
-                minus = np.asarray(sess.run(y, {**feeds, t: flat.reshape(v.shape)}), dtype=np.float64)
+                minus = np.array(sess.run(y, {**feeds, t: flat.reshape(v.shape)}), dtype=np.float64)
                 flat[k] = orig
                 num[k, :] = ((plus - minus) / (2 * delta)).reshape(-1)
             results.append((theo, num))
