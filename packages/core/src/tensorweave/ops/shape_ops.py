@@ -30,8 +30,8 @@ def shape_tensor(shape, name="shape"):
     if isinstance(shape, (list, tuple)) and any(is_tensor_like(d) for d in shape):
         from tensorweave.ops import array_ops
         return array_ops.stack([d if is_tensor_like(d) else int(d) for d in shape], name=name)
-    if is_tensor_like(shape):
-        return convert_to_tensor(shape)
+    if is_tensor_like(shape) or (isinstance(shape, np.ndarray) and shape.dtype in (np.int32, np.int64)):
+        return convert_to_tensor(shape, name=name)
     return convert_to_tensor(shape, dtype=_index_dtype(shape), name=name)
 
 
