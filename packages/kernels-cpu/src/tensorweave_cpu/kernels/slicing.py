@@ -1,5 +1,81 @@
-"""CPU kernels for slicing."""
+"""CPU kernels for slicing: Slice and StridedSlice return views of their input (numpy basic indexing);
+StridedSliceGrad writes dy into zeros through the same index."""
 
+from tensorweave import errors
 from tensorweave.extension import KernelSet
+from tensorweave.ops.slice_spec import MASKS, dense_key, sliced_dims
 
 KERNELS = KernelSet("CPU")
+
+
+def _invalid(message):
+    return errors.InvalidArgumentError(None, None, message)
+
+
+def _key_builder(node):
+    """A function (shape, begin, end, strides) -> index tuple, remembering the last spec it checked."""
+    masks = {m: node.attrs[m] for m in MASKS}
+    last = [(None, None)]
+
+    def key_for(shape, begin, end, strides):
+        spec = (shape, begin.tobytes(), end.tobytes(), strides.tobytes())
+        seen, key = last[0]
+        if spec == seen:
+            return key
+        try:
+            key = dense_key(len(shape), begin.tolist(), end.tolist(), strides.tolist(), **masks)
+            sliced_dims(key, list(shape))
+        except ValueError as e:
+            raise _invalid(f"strided slice of a tensor of shape {list(shape)} with begin {begin.tolist()}, end "
+                           f"{end.tolist()}, strides {strides.tolist()}: {e}") from None
+        key += (Ellipsis,)  # a 0-d result stays an array
+        last[0] = (spec, key)
+        return key
+
+    return key_for
+
+
+@KERNELS.register_build("StridedSlice")
+def _strided_slice(node):
+    key_for = _key_builder(node)
+
+    def compute(x, begin, end, strides):
+        return x[key_for(x.shape, begin, end, strides)]
+
+    return compute
+
+
+@KERNELS.register_build("StridedSliceGrad")
+def _strided_slice_grad(node):
+    key_for = _key_builder(node)
+    xp = node.device.array_module
+
+    def compute(shape, begin, end, strides, dy):
+        shape = tuple(int(d) for d in shape.tolist())
+        key = key_for(shape, begin, end, strides)
+        out = xp.zeros(shape, dtype=dy.dtype)
+        target = out[key]
+        if target.shape != dy.shape:
+            raise _invalid(f"dy has shape {list(dy.shape)}, but the slice of a tensor of shape {list(shape)} has "
+                           f"shape {list(target.shape)}")
+        out[key] = dy
+        return out
+
+    return compute
+
+
+@KERNELS.register("Slice")
+def _slice(x, begin, size):
+    begin, size = begin.tolist(), size.tolist()
+    if len(begin) != x.ndim or len(size) != x.ndim:
+        raise _invalid(f"slice: begin {begin} and size {size} need one entry per dimension of the input of shape "
+                       f"{list(x.shape)}")
+    key = []
+    for i, (b, s, d) in enumerate(zip(begin, size, x.shape)):
+        e = d if s == -1 else b + s
+        if not (0 <= b <= d and s >= -1 and e <= d):
+            raise _invalid(f"slice: begin {begin} and size {size} do not fit the input of shape {list(x.shape)}: in "
+                           f"dimension {i}, begin {b} and size {s} reach past {d}. Need 0 <= begin <= dim and "
+                           f"begin + size <= dim (size -1 means to the end)")
+        key.append(slice(b, e))
+    return x[tuple(key) + (Ellipsis,)]
