@@ -24,20 +24,24 @@ def _pairs(x, paddings, limit=None, mode=""):
     return pairs
 
 
-def _zero(dtype):
-    return b"" if dtype.kind == "O" else 0
+def _constant_pad(x, pairs, value, xp):
+    """``x`` inside an array of ``value`` (np.pad would turn a string fill into numpy's bytes scalar)."""
+    shape = tuple(d + b + a for d, (b, a) in zip(x.shape, pairs))
+    out = xp.full(shape, value, dtype=x.dtype)
+    out[tuple(slice(b, b + d) for d, (b, _) in zip(x.shape, pairs))] = x
+    return out
 
 
 @KERNELS.register("Pad")
 def _pad(x, paddings, *, xp):
-    return xp.pad(x, _pairs(x, paddings), mode="constant", constant_values=_zero(x.dtype))
+    return _constant_pad(x, _pairs(x, paddings), b"" if x.dtype.kind == "O" else 0, xp)
 
 
 @KERNELS.register("PadV2")
 def _pad_v2(x, paddings, constant_values, *, xp):
     if constant_values.ndim:
         raise ValueError(f"constant_values must be a scalar, got shape {list(constant_values.shape)}")
-    return xp.pad(x, _pairs(x, paddings), mode="constant", constant_values=constant_values[()])
+    return _constant_pad(x, _pairs(x, paddings), constant_values[()], xp)
 
 
 def _limit(mode):
