@@ -13,7 +13,8 @@ import numpy as np
 from tensorweave import dtypes
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.framework.op_def import OpDefList
+from tensorweave.framework.tensor import Tensor
+from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
 from tensorweave.framework.tensor_util import (
     constant_value, constant_value_as_shape, register_constant_evaluator,
@@ -36,6 +37,10 @@ STRIDED_SLICE = DEFS.define(
     "StridedSlice", inputs=["input: T", "begin: Index", "end: Index", "strides: Index"], outputs=["output: T"],
     attrs=["T: any", _INDEX] + _MASK_ATTRS,
     doc="Python/numpy basic indexing: ranges with strides, single indices, ellipsis and new axes via masks.")
+STRIDED_SLICE_ASSIGN = DEFS.define(
+    "ResourceStridedSliceAssign", inputs=["ref: resource", "begin: Index", "end: Index", "strides: Index", "value: T"],
+    attrs=["T: any", _INDEX] + _MASK_ATTRS, is_stateful=True, grad=NOT_DIFFERENTIABLE,
+    doc="Writes value into the slice of the variable that StridedSlice with the same spec reads.")
 STRIDED_SLICE_GRAD = DEFS.define(
     "StridedSliceGrad", inputs=["shape: Index", "begin: Index", "end: Index", "strides: Index", "dy: T"],
     outputs=["output: T"], attrs=["T: any", _INDEX] + _MASK_ATTRS,
@@ -142,8 +147,8 @@ def slice(input_, begin, size, name=None):  # noqa: A001 - TF's public name
 # ---- StridedSlice and StridedSliceGrad -----------------------------------------------------------------------------
 def _strided_shape(op, input_shape, begin, end, strides):
     for t, what in ((begin, "begin"), (end, "end"), (strides, "strides")):
-        if not t.shape.with_rank(1).is_compatible_with(tensor_shape.TensorShape([None])):
-            raise ValueError(f"{what} must be a vector")
+        if t.shape.ndims not in (1, None):
+            raise ValueError(f"{what} must be a vector, got shape {t.shape}")
     entries = [_vector_entries(t) for t in (begin, end, strides)]
     n = next((len(v) for v in entries if v is not None), None)
     if n is None or input_shape.ndims is None:
@@ -168,6 +173,16 @@ def _strided_slice_grad_shape(op):
     if not expected.is_compatible_with(dy.shape):
         raise ValueError(f"dy has shape {dy.shape}, but the slice of a tensor of shape {out} has shape {expected}")
     return out
+
+
+@STRIDED_SLICE_ASSIGN.set_shape_fn
+def _strided_slice_assign_shape(op):
+    from tensorweave.ops import state_ops
+    ref, begin, end, strides, value = op.inputs
+    expected = _strided_shape(op, state_ops.handle_shape(ref), begin, end, strides)
+    if not expected.is_compatible_with(value.shape):
+        raise ValueError(f"the value has shape {value.shape}, but the slice it is assigned to has shape {expected}")
+    return []
 
 
 @STRIDED_SLICE.set_gradient
@@ -211,9 +226,40 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
                        "new_axis_mask": new_axis_mask, "shrink_axis_mask": shrink_axis_mask},
                       name=name or "StridedSlice")
     if var is not None:
-        from tensorweave.ops import sliced_assign_ops
-        sliced_assign_ops.attach_assign(result, var)
+        result = _VariableSlice.replace(result, var)
     return result
+
+
+class _VariableSlice(Tensor):
+    """A slice of a variable's value that can be written: ``v[1:3].assign(value)``, as in TF1."""
+
+    __slots__ = ("_variable",)
+
+    @classmethod
+    def replace(cls, tensor, variable):
+        """``tensor`` (the fresh output of a StridedSlice, with no consumers yet) as a _VariableSlice."""
+        sliced = cls(tensor.op, 0, tensor.dtype)
+        sliced._shape = tensor.shape
+        sliced._variable = variable
+        tensor.op._outputs[0] = sliced
+        return sliced
+
+    def assign(self, value, name=None):
+        """Writes ``value`` (of exactly this slice's shape) into the variable; as a tensor, the result reads the
+        variable after the write."""
+        from tensorweave.ops import variables
+        var = self._variable
+        value = convert_to_tensor(value, dtype=var.dtype, name="value")
+        if not self.shape.is_compatible_with(value.shape):
+            raise ValueError(f"cannot assign a value of shape {value.shape} to the slice {self.name} of variable "
+                             f"{var.name}, which has shape {self.shape} (no broadcasting)")
+        _, begin, end, strides = self.op.inputs
+        parent = getattr(var, "_parent_op", None)
+        with var.graph.control_dependencies([parent] if parent is not None else []), \
+                var.graph.colocate_with(var.handle, ignore_existing=True):
+            op = apply_op("ResourceStridedSliceAssign", [var.handle, begin, end, strides, value], _masks(self.op),
+                          name=name or "strided_slice_assign")
+        return variables._UnreadVariable(var, op)
 
 
 def _index_vectors(values):
@@ -311,6 +357,9 @@ def slice_helper(tensor, key, var=None):
             begin.append(index)
             end.append(index + 1)
             strides.append(1)
+    from tensorweave.ops import variables
+    if var is None and isinstance(tensor, variables.Variable):
+        var = tensor
     tensor = convert_to_tensor(tensor)
     begin, end, strides = (_pack(v) for v in (begin, end, strides))
     return strided_slice(tensor, begin, end, strides, var=var, name="strided_slice", **masks)

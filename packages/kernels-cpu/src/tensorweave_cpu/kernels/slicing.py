@@ -1,9 +1,11 @@
 """CPU kernels for slicing: Slice and StridedSlice return views of their input (numpy basic indexing);
-StridedSliceGrad writes dy into zeros through the same index."""
+StridedSliceGrad writes dy into zeros through the same index, ResourceStridedSliceAssign a value into a
+variable (under its lock, copy-on-write like every variable update)."""
 
 from tensorweave import errors
 from tensorweave.extension import KernelSet
 from tensorweave.ops.slice_spec import MASKS, dense_key, sliced_dims
+from tensorweave_cpu.kernels.state import owned_value, variable_of
 
 KERNELS = KernelSet("CPU")
 
@@ -79,3 +81,22 @@ def _slice(x, begin, size):
                            f"begin + size <= dim (size -1 means to the end)")
         key.append(slice(b, e))
     return x[tuple(key) + (Ellipsis,)]
+
+
+@KERNELS.register_build("ResourceStridedSliceAssign")
+def _strided_slice_assign(node):
+    key_for = _key_builder(node)
+    dtype = node.attrs["T"]
+
+    def compute(handle, begin, end, strides, value):
+        var = variable_of(handle, dtype)
+        with var.lock:
+            current = owned_value(var)
+            key = key_for(current.shape, begin, end, strides)
+            target_shape = current[key].shape
+            if target_shape != value.shape:
+                raise _invalid(f"cannot assign a value of shape {list(value.shape)} to a slice of shape "
+                               f"{list(target_shape)} of variable {var.name!r} (no broadcasting)")
+            current[key] = value
+
+    return compute
