@@ -135,6 +135,7 @@ def test_shape_lists_may_hold_scalar_tensors():
 def test_draws_shaped_like_a_tensor_know_its_static_shape():
     x = tf.placeholder(tf.float32, [None, 7])
     assert tf.random_uniform(tf.shape(x)).shape.as_list() == [None, 7]
+    assert tf.random_normal([x.shape[1], 2]).shape.as_list() == [7, 2]
 
 
 def test_plain_draws_are_one_op_named_by_the_caller():
@@ -227,7 +228,8 @@ def test_integer_bounds_must_be_scalars():
 
 @pytest.mark.parametrize("shape, error, match", [
     ([2, -1], ValueError, "non-negative"), (5, ValueError, r"1-D.*\[n\]"), ([2.5], TypeError, "integers"),
-    (tf.TensorShape([None, 2]), ValueError, "unknown dimensions.*tf.shape"),
+    (tf.TensorShape([None, 2]), ValueError, r"unknown dimension.*tf.shape\(x\)"),
+    (tf.TensorShape(None), ValueError, "unknown dimension"), ([None, 3], ValueError, "unknown dimension"),
 ])
 def test_bad_python_shapes_say_what_to_pass(shape, error, match):
     with pytest.raises(error, match=match):

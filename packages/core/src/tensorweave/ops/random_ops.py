@@ -34,17 +34,17 @@ _FLOAT_OUT = "dtype: {float16, float32, float64}"
 
 
 # ---- shape functions ------------------------------------------------------------------------------------------------
-def shape_from_tensor(op, shape_tensor):
-    """The static shape a 1-D shape input describes, with the shape input's errors raised while building."""
-    shape_tensor.shape.with_rank(1)
-    value = constant_value(shape_tensor)
+def shape_from_tensor(shape):
+    """The static shape a 1-D shape tensor describes; its errors are raised while building."""
+    shape.shape.with_rank(1)
+    value = constant_value(shape)
     if value is not None and (np.asarray(value) < 0).any():
         raise ValueError(f"shape must have non-negative entries, got {np.asarray(value).tolist()}")
-    return constant_value_as_shape(shape_tensor)
+    return constant_value_as_shape(shape)
 
 
 def _drawn_shape(op):
-    return shape_from_tensor(op, op.inputs[0])
+    return shape_from_tensor(op.inputs[0])
 
 
 def _scalar_bounds_shape(op):
@@ -56,7 +56,7 @@ def _scalar_bounds_shape(op):
 
 def _batched_shape(op):
     """shape ++ params.shape: one draw per parameter entry for every index of ``shape``."""
-    return shape_from_tensor(op, op.inputs[0]).concatenate(op.inputs[1].shape)
+    return shape_from_tensor(op.inputs[0]).concatenate(op.inputs[1].shape)
 
 
 def _random(op_type, inputs, outputs, attrs, shape_fn, doc):
@@ -117,10 +117,12 @@ def shape_tensor(shape, what="shape"):
                             f"cast it with tf.cast(..., tf.int32)")
         return shape
     if isinstance(shape, tensor_shape.TensorShape):
-        if not shape.is_fully_defined():
-            raise ValueError(f"{what} {shape} has unknown dimensions; pass a shape tensor (e.g. tf.shape(x)) "
+        shape = shape.dims
+    if isinstance(shape, (list, tuple)) or shape is None:
+        shape = None if shape is None else [tensor_shape.dimension_value(d) for d in shape]
+        if shape is None or None in shape:
+            raise ValueError(f"{what} {shape} has an unknown dimension; pass a shape tensor (e.g. tf.shape(x)) "
                              f"to draw a shape known only at run time")
-        shape = shape.as_list()
     if isinstance(shape, (numbers.Number, np.number)) or (isinstance(shape, np.ndarray) and shape.ndim != 1):
         raise ValueError(f"{what} must be a 1-D list of dimensions, got {shape!r}; to draw n values use [n]")
     if isinstance(shape, (list, tuple)) and any(is_tensor_like(d) for d in shape):

@@ -1,15 +1,15 @@
 """CPU kernels for the candidate samplers and ComputeAccidentalHits.
 
-Each sampler node owns a generator seeded from its (seed, seed2) attrs (entropy when both are 0), so a
-seeded graph draws the same sequence in every session, as TF. Unique sampling rejects repeats and
-reports expected counts for the number of draws it took: 1 - (1 - p) ** tries.
+Each sampler node draws from its random-op stream (``random.node_generator``: seeded from its (seed,
+seed2) attrs, entropy when both are 0), so a seeded graph draws the same sequence in every session, as TF.
+Unique sampling rejects repeats and reports expected counts for the number of draws it took:
+1 - (1 - p) ** tries.
 """
-
-import threading
 
 import numpy as np
 
 from tensorweave.extension import KernelSet
+from tensorweave_cpu.kernels.random import node_generator
 
 KERNELS = KernelSet("CPU")
 
@@ -34,11 +34,6 @@ class _Distribution:
         return np.clip(values, 0, self.range_max - 1)
 
 
-def _generator(node):
-    seed, seed2 = node.attrs.get("seed", 0), node.attrs.get("seed2", 0)
-    return np.random.default_rng([seed, seed2] if seed or seed2 else None)
-
-
 def _draw_unique(distribution, rng, count):
     """``count`` distinct classes in order of first draw, and how many draws that took."""
     draws = np.empty(0, np.int64)
@@ -61,7 +56,7 @@ def _build_sampler(kind):
         num_sampled, unique, range_max = node.attrs["num_sampled"], node.attrs["unique"], node.attrs["range_max"]
         num_true = node.attrs["num_true"]
         distribution = _Distribution(kind, range_max)
-        rng, lock = _generator(node), threading.Lock()
+        rng, lock = node_generator(node)
         if unique and num_sampled > range_max:
             raise ValueError(f"unique sampling of num_sampled={num_sampled} needs range_max >= num_sampled, "
                              f"got {range_max}")
