@@ -1,0 +1,21 @@
+"""The plugin entry point: the summary ops, their CPU kernels, and ``tf.summary``."""
+
+from tensorweave.extension import hookimpl
+
+
+@hookimpl
+def tensorweave_register_ops(registrar):
+    from tensorweave_board import summary_ops
+    registrar.add_ops(summary_ops.DEFS)
+
+
+@hookimpl
+def tensorweave_register_kernels(registrar):
+    from tensorweave_board import summary_kernels
+    registrar.add_kernels(summary_kernels.KERNELS)
+
+
+@hookimpl
+def tensorweave_register_api(registrar):
+    from tensorweave_board import summary
+    registrar.add_module("summary", summary)

@@ -1,0 +1,161 @@
+"""TFRecord framing, as TensorBoard's event files use it: each record is
+
+    uint64 length | uint32 masked_crc32c(length) | data | uint32 masked_crc32c(data)
+
+(little-endian). A writer emits each record with one ``write`` so a crash leaves at most one incomplete
+record at the end; a reader tells such an incomplete tail (a file still being written, or cut short:
+wait and read again) from corruption (a checksum that does not match: stop there with a warning).
+"""
+
+import logging
+import os
+import struct
+import warnings
+
+import crc32c
+
+_log = logging.getLogger("tensorweave_board")
+
+_HEADER = struct.Struct("<QI")
+_FOOTER = struct.Struct("<I")
+_MASK_DELTA = 0xA282EAD8
+
+
+def masked_crc(data):
+    """TensorFlow's masked CRC32C: rotated and offset so a CRC of data holding CRCs stays well mixed."""
+    crc = crc32c.crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+
+
+def frame(data):
+    """The bytes of one record holding ``data``."""
+    length = struct.pack("<Q", len(data))
+    return b"".join((length, _FOOTER.pack(masked_crc(length)), data, _FOOTER.pack(masked_crc(data))))
+
+
+class RecordWriter:
+    """Appends records to a binary file object; ``write`` emits a whole record at once."""
+
+    def __init__(self, fileobj):
+        self._file = fileobj
+
+    def write(self, data):
+        self._file.write(frame(bytes(data)))
+
+    def flush(self):
+        self._file.flush()
+
+    def close(self):
+        self._file.close()
+
+
+class DataLossWarning(UserWarning):
+    """A record whose checksum does not match: the file is read up to the record before it."""
+
+
+class RecordReader:
+    """Reads the records of one file from where it last stopped, so a growing file can be tailed.
+
+    ``read()`` returns the new complete records as (offset, bytes). ``state`` is then 'ok' (every byte
+    read), 'incomplete' (the file ends inside a record: it may still be being written) or 'corrupt'
+    (a checksum failed at ``error_offset``, described by ``error``; nothing past it is read, and the
+    warning is logged once).
+    """
+
+    CHUNK = 16 << 20
+
+    def __init__(self, path, offset=0, verify=True):
+        self.path = path
+        self.offset = offset
+        self.verify = verify
+        self.state = "ok"
+        self.error = None
+        self.error_offset = None
+
+    def read(self, max_records=None):
+        if self.state == "corrupt":
+            return []
+        out = []
+        try:
+            with open(self.path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                while self.offset < size and (max_records is None or len(out) < max_records):
+                    f.seek(self.offset)
+                    buf = f.read(self.CHUNK)
+                    got = self._parse(buf, out, max_records)
+                    if got == 0:
+                        if self.state == "incomplete" and len(buf) == self.CHUNK:
+                            f.seek(self.offset)  # one record larger than a chunk: read it whole
+                            got = self._parse(f.read(), out, max_records)
+                        if got == 0:
+                            break
+                    self.offset += got
+        except FileNotFoundError:
+            self.state, self.error = "missing", f"{self.path} no longer exists"
+        return out
+
+    def _parse(self, buf, out, max_records):
+        """Appends the complete records at the start of ``buf``; returns how many bytes they took."""
+        pos, end, view = 0, len(buf), memoryview(buf)
+        verify = self.verify
+        header, footer = _HEADER, _FOOTER
+        self.state = "ok"
+        while pos < end:
+            if max_records is not None and len(out) >= max_records:
+                break
+            if end - pos < 12:
+                self.state = "incomplete"
+                break
+            length, length_crc = header.unpack_from(buf, pos)
+            if verify and masked_crc(view[pos:pos + 8]) != length_crc:
+                self._corrupt(self.offset + pos, "the length's checksum does not match")
+                break
+            stop = pos + 12 + length
+            if stop + 4 > end:
+                self.state = "incomplete"
+                break
+            data = buf[pos + 12:stop]
+            if verify and masked_crc(data) != footer.unpack_from(buf, stop)[0]:
+                self._corrupt(self.offset + pos, "the data's checksum does not match")
+                break
+            out.append((self.offset + pos, data))
+            pos = stop + 4
+        return pos
+
+    def _corrupt(self, offset, why):
+        self.state, self.error_offset = "corrupt", offset
+        self.error = (f"{self.path}: corrupted record at byte {offset} ({why}); read the records before it "
+                      f"and skipped the rest of the file")
+        _log.warning(self.error)
+        warnings.warn(self.error, DataLossWarning, stacklevel=3)
+
+
+def read_record_at(path, offset, verify=True):
+    """The data of the single record at ``offset`` (used to fetch a large payload, e.g. an image, on demand)."""
+    with open(path, "rb") as f:
+        f.seek(offset)
+        head = f.read(12)
+        if len(head) < 12:
+            raise ValueError(f"{path}: no record at byte {offset}")
+        length, length_crc = _HEADER.unpack(head)
+        if verify and masked_crc(head[:8]) != length_crc:
+            raise ValueError(f"{path}: corrupted record at byte {offset} (the length's checksum does not match)")
+        data = f.read(length)
+        tail = f.read(4)
+        if len(data) < length or len(tail) < 4:
+            raise ValueError(f"{path}: the record at byte {offset} is incomplete")
+        if verify and masked_crc(data) != _FOOTER.unpack(tail)[0]:
+            raise ValueError(f"{path}: corrupted record at byte {offset} (the data's checksum does not match)")
+        return data
+
+
+def read_records(path):
+    """Every complete, intact record of a finished file; warns about an incomplete tail or corruption."""
+    reader = RecordReader(path)
+    records = [data for _, data in reader.read()]
+    if reader.state == "incomplete":
+        message = (f"{path} ends inside a record at byte {reader.offset} (its writer crashed or is still "
+                   f"writing); read the {len(records)} complete records before it")
+        _log.warning(message)
+        warnings.warn(message, DataLossWarning, stacklevel=2)
+    return records
