@@ -38,6 +38,7 @@ class PluginInfo:
         self.passes = []
         self.transports = []
         self.api = []
+        self.notes = []
 
     @property
     def ok(self):
@@ -80,6 +81,10 @@ class Registrar:
         for kernel in kernel_defs:
             self._pending.append(("kernel", kernel))
 
+    def add_note(self, text):
+        """A line ``tensorweave plugins`` shows under the plugin (e.g. which optional parts are on, and why not)."""
+        self._pending.append(("note", text))
+
     def add_device_type(self, name, factory, *, priority=0, available=True, reason="", default_count=1):
         self._pending.append(("device", DeviceType(name, factory, priority, available, reason, default_count)))
 
@@ -100,7 +105,7 @@ class Registrar:
                 info.ops.append(item.name)
             elif kind == "kernel":
                 registries.kernels.add(item, info.name)
-                info.kernels.append(f"{item.op_type}@{item.device_type}")
+                info.kernels.append(f"{item.op_type}@{item.device_type}" + (f"[{item.label}]" if item.label else ""))
             elif kind == "device":
                 registries.devices.add(item, info.name)
                 (info.devices if item.available else info.unavailable_devices).append(
@@ -108,6 +113,8 @@ class Registrar:
             elif kind == "pass":
                 registries.passes.add(item.name, item, info.name)
                 info.passes.append(item.name)
+            elif kind == "note":
+                info.notes.append(item)
             elif kind == "transport":
                 registries.transports.add(item[0], item[1], info.name)
                 info.transports.append(item[0])
@@ -242,6 +249,8 @@ def format_listing(verbose=False):
         lines.append(f"{info.name} [{where}] {status}")
         for err in info.errors:
             lines.append(f"    error: {err}")
+        for note in info.notes:
+            lines.append(f"    note: {note}")
         for label, items in (("ops", info.ops), ("kernels", info.kernels), ("devices", info.devices),
                              ("devices not available", info.unavailable_devices), ("graph passes", info.passes),
                              ("transports", info.transports), ("api", info.api)):

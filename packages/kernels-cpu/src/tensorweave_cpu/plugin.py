@@ -1,4 +1,4 @@
-"""The plugin entry point: registers the CPU device type and every CPU kernel module."""
+"""The plugin entry point: registers the CPU device type and every CPU kernel module (native ones above numpy)."""
 
 import importlib
 
@@ -32,6 +32,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.random",
     "tensorweave_cpu.kernels.state",
     "tensorweave_cpu.kernels.training",
+    "tensorweave_cpu.kernels.native",
 )
 
 
@@ -44,3 +45,4 @@ def tensorweave_register_devices(registrar):
 def tensorweave_register_kernels(registrar):
     for name in KERNEL_MODULES:
         registrar.add_kernels(importlib.import_module(name).KERNELS)
+    registrar.add_note(importlib.import_module("tensorweave_cpu.kernels.native").STATUS)

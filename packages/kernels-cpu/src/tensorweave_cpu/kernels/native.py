@@ -1,0 +1,254 @@
+"""Native (C++, pybind11) CPU kernels for the hot ops, registered one priority above their numpy twins.
+
+``tensorweave_cpu._native`` is built by the package's own build (scikit-build-core, OpenMP when found).
+Convolutions run as a native im2col/col2im around one numpy GEMM (BLAS beats hand loops there); pooling,
+the fused cross-entropies, bias-add, scatter-add and the optimizer updates run wholly in C++ with the GIL
+released. Only float32 and float64 are native; other dtypes keep their numpy kernels. When the extension
+is missing or fails to import, or ``TENSORWEAVE_CPU_NATIVE=0``, KERNELS is empty, the numpy kernels serve
+every op, and STATUS says why (``tensorweave plugins`` shows it).
+"""
+
+import os
+
+import numpy as np
+
+from tensorweave import errors
+from tensorweave.extension import KernelSet
+from tensorweave.ops.nn_ops import bias_channel_axis
+from tensorweave.ops.training_ops import SLOTS, UPDATES, sparse_inputs
+from tensorweave.ops.window_geometry import spatial_params
+
+from tensorweave_cpu.kernels.conv import _check_out_backprop, _windows as _conv_windows
+from tensorweave_cpu.kernels.sliding_windows import Windows, from_nhwc, nhwc_shape, to_nhwc
+from tensorweave_cpu.kernels.state import check_indices, owned_value, variable_of
+from tensorweave_cpu.kernels.training import _NO_LOCKS, _check_shapes, _Locks
+
+
+def _load():
+    if os.environ.get("TENSORWEAVE_CPU_NATIVE", "1").strip().lower() in ("0", "false", "off", "no"):
+        return None, "native kernels off: disabled by TENSORWEAVE_CPU_NATIVE"
+    try:
+        from tensorweave_cpu import _native
+    except ImportError as e:
+        return None, (f"native kernels off: the C++ extension tensorweave_cpu._native did not import ({e}); "
+                      f"reinstall tensorweave-kernels-cpu with a C++ compiler to build it")
+    threads = f"OpenMP, {_native.threads()} threads" if _native.openmp else "no OpenMP, 1 thread"
+    return _native, f"native kernels on ({threads})"
+
+
+native, STATUS = _load()
+KERNELS = KernelSet("CPU", priority=1)
+LABEL = "native"
+_FLOATS = ["float32", "float64"]
+
+
+def _register(op_type, **kwargs):
+    """Registers a compute function only when the extension loaded (a no-op decorator otherwise)."""
+    def decorator(fn):
+        if native is not None:
+            KERNELS.add(op_type, fn, dtypes=kwargs.pop("dtypes", _FLOATS), label=LABEL, **kwargs)
+        return fn
+    return decorator
+
+
+def _c(a, dtype=None):
+    """``a`` as a C-contiguous array, copied only if needed (0-d arrays stay 0-d)."""
+    a = np.asarray(a, dtype)
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+def _geometry(w):
+    """The 14 integers of a Windows that the C++ kernels take."""
+    n, h, width, c = w.in_shape
+    return (n, h, width, c, *w.window, *w.strides, *w.dilations, w.pad_top, w.pad_left, w.out_h, w.out_w)
+
+
+# ---- convolution: native im2col/col2im around one GEMM -------------------------------------------------------------
+def _columns(x, windows):
+    """The [N*out_h*out_w, kh*kw*C] window matrix (the input itself for an unpadded 1x1 stride-1 filter)."""
+    if windows.window == (1, 1) and windows.strides == (1, 1) and not windows.is_padded and x.flags.c_contiguous:
+        return x.reshape(-1, x.shape[3])
+    return native.im2col(x, _geometry(windows))
+
+
+@_register("Conv2D")
+def conv2d(x, w, *, strides, padding, data_format, dilations):
+    x = to_nhwc(x, data_format)
+    windows = _conv_windows(x.shape, w.shape, strides, dilations, padding, data_format)
+    out_channels = w.shape[3]
+    out = _columns(x, windows) @ w.reshape(-1, out_channels)
+    return from_nhwc(out.reshape(windows.out_shape[:3] + (out_channels,)), data_format)
+
+
+@_register("Conv2DBackpropInput")
+def conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format, dilations):
+    in_shape = nhwc_shape(input_sizes, data_format)
+    dy = to_nhwc(dy, data_format)
+    windows = _conv_windows(in_shape, w.shape, strides, dilations, padding, data_format)
+    out_channels = w.shape[3]
+    _check_out_backprop(dy, windows, out_channels)
+    d_columns = dy.reshape(-1, out_channels) @ w.reshape(-1, out_channels).T
+    return from_nhwc(native.col2im(d_columns, _geometry(windows)), data_format)
+
+
+@_register("Conv2DBackpropFilter")
+def conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format, dilations):
+    filter_shape = tuple(int(d) for d in filter_sizes)
+    x, dy = to_nhwc(x, data_format), to_nhwc(dy, data_format)
+    windows = _conv_windows(x.shape, filter_shape, strides, dilations, padding, data_format)
+    _check_out_backprop(dy, windows, filter_shape[3])
+    d_filter = _columns(x, windows).T @ dy.reshape(-1, filter_shape[3])
+    return d_filter.reshape(filter_shape)
+
+
+# ---- pooling -------------------------------------------------------------------------------------------------------
+def _pool_windows(in_shape, ksize, strides, padding, data_format):
+    return Windows.from_attrs(in_shape, spatial_params(ksize, data_format, "ksize"), strides, None, padding,
+                              data_format)
+
+
+def _check_pooled(grad, windows):
+    if grad.shape != windows.out_shape:
+        raise ValueError(f"grad has shape {list(grad.shape)} (NHWC order), but pooling gives {list(windows.out_shape)}")
+
+
+@_register("MaxPool")
+def max_pool(x, *, ksize, strides, padding, data_format):
+    x = to_nhwc(x, data_format)
+    windows = _pool_windows(x.shape, ksize, strides, padding, data_format)
+    return from_nhwc(native.max_pool(x, _geometry(windows)), data_format)
+
+
+@_register("MaxPoolGrad")
+def max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format):
+    x, out, grad = (to_nhwc(t, data_format) for t in (x, out, grad))
+    windows = _pool_windows(x.shape, ksize, strides, padding, data_format)
+    _check_pooled(grad, windows)
+    _check_pooled(out, windows)
+    return from_nhwc(native.max_pool_grad(x, out, grad, _geometry(windows)), data_format)
+
+
+@_register("AvgPool")
+def avg_pool(x, *, ksize, strides, padding, data_format):
+    x = to_nhwc(x, data_format)
+    windows = _pool_windows(x.shape, ksize, strides, padding, data_format)
+    return from_nhwc(native.avg_pool(x, _geometry(windows)), data_format)
+
+
+@_register("AvgPoolGrad")
+def avg_pool_grad(orig_input_shape, grad, *, ksize, strides, padding, data_format):
+    grad = to_nhwc(grad, data_format)
+    windows = _pool_windows(nhwc_shape(orig_input_shape, data_format), ksize, strides, padding, data_format)
+    _check_pooled(grad, windows)
+    return from_nhwc(native.avg_pool_grad(grad, _geometry(windows)), data_format)
+
+
+# ---- fused softmax cross-entropies and bias-add ----------------------------------------------------------------------
+@_register("SoftmaxCrossEntropyWithLogits")
+def softmax_xent(logits, labels):
+    if logits.shape != labels.shape or logits.ndim != 2:
+        raise ValueError(f"logits and labels must be 2-D and the same shape: logits {list(logits.shape)} vs "
+                         f"labels {list(labels.shape)}")
+    return native.softmax_xent(_c(logits), _c(labels))
+
+
+@_register("SparseSoftmaxCrossEntropyWithLogits")
+def sparse_softmax_xent(logits, labels):
+    if logits.ndim != 2 or labels.ndim != 1 or labels.shape[0] != logits.shape[0]:
+        raise ValueError(f"logits must be 2-D and labels 1-D with the same first dimension: logits "
+                         f"{list(logits.shape)} vs labels {list(labels.shape)}")
+    return native.sparse_softmax_xent(_c(logits), _c(labels))
+
+
+def _channel_axis(value, data_format):
+    if value.ndim < 2:
+        raise ValueError(f"BiasAdd needs a value of rank 2 or more, got shape {list(value.shape)}")
+    return bias_channel_axis(value.ndim, data_format)
+
+
+def bias_add_activation(value, bias, data_format="NHWC", activation="none"):
+    """activation(value + bias) in one pass; activation is none, relu or relu6."""
+    axis = _channel_axis(value, data_format)
+    if bias.ndim != 1 or bias.shape[0] != value.shape[axis]:
+        raise ValueError(f"bias of shape {list(bias.shape)} must be 1-D with as many elements as value's channel "
+                         f"dimension {axis} (value shape {list(value.shape)}, data_format {data_format})")
+    return native.bias_add(_c(value), _c(bias), axis, activation)
+
+
+@_register("BiasAdd")
+def bias_add(value, bias, *, data_format):
+    return bias_add_activation(value, bias, data_format)
+
+
+@_register("BiasAddGrad")
+def bias_add_grad(dy, *, data_format):
+    return native.bias_add_grad(_c(dy), _channel_axis(dy, data_format))
+
+
+# ---- scatter-add and the fused optimizer updates, in place ---------------------------------------------------------
+def _index_error(e):
+    return errors.InvalidArgumentError(None, None, str(e))
+
+
+@_register("ResourceScatterAdd", dtypes={"dtype": _FLOATS})
+def scatter_add(handle, indices, updates, *, dtype):
+    var = variable_of(handle, dtype)
+    with var.lock:
+        current = owned_value(var)
+        if current.ndim == 0:
+            raise errors.InvalidArgumentError(None, None, f"cannot scatter into scalar variable {var.name!r}")
+        if np.ndim(updates) and np.shape(updates) != indices.shape + current.shape[1:]:
+            raise errors.InvalidArgumentError(None, None, (
+                f"scatter into variable {var.name!r} of shape {list(current.shape)}: updates have shape "
+                f"{list(np.shape(updates))}, expected {list(indices.shape + current.shape[1:])} or a scalar"))
+        try:
+            native.scatter_add(current, _c(indices), _c(updates, current.dtype),
+                               f"scatter into variable {var.name!r}")
+        except IndexError as e:
+            raise _index_error(e) from None
+
+
+_UPDATE_FUNCTIONS = {"GradientDescent": "apply_gradient_descent", "Momentum": "apply_momentum",
+                     "Adagrad": "apply_adagrad", "Adam": "apply_adam", "RMSProp": "apply_rms_prop",
+                     "CenteredRMSProp": "apply_centered_rms_prop"}
+
+
+def _update_kernel(optimizer, sparse):
+    """build(node) for Resource[Sparse]Apply<optimizer>: locks and copy-on-write as the numpy kernel, then C++."""
+    names = sparse_inputs(UPDATES[optimizer][0]) if sparse else UPDATES[optimizer][0]
+    handles = [n for n in names if n in SLOTS]
+    n_handles = len(handles)
+    grad_at = names.index("grad" if "grad" in names else "delta") - n_handles
+    update = getattr(native, _UPDATE_FUNCTIONS[optimizer])
+
+    def build(node):
+        dtype = node.attrs["T"]
+        locking = node.attrs["use_locking"]
+        options = {k: node.attrs[k] for k in ("use_nesterov", "update_slots") if k in node.attrs}
+
+        def compute(*inputs):
+            variables = [variable_of(h, dtype) for h in inputs[:n_handles]]
+            rest = list(inputs[n_handles:])
+            kwargs = dict(options)
+            if sparse:
+                kwargs["indices"] = _c(rest.pop(grad_at + 1)).reshape(-1)
+            grad = _c(rest[grad_at])
+            args = [grad if i == grad_at else float(v) for i, v in enumerate(rest)]
+            with _Locks(variables) if locking else _NO_LOCKS:
+                arrays = [owned_value(v) for v in variables]
+                _check_shapes(handles, arrays, grad, sparse)
+                if sparse:
+                    check_indices(kwargs["indices"], arrays[0].shape[0], "sparse optimizer update")
+                try:
+                    update(*arrays, *args, **kwargs)
+                except IndexError as e:
+                    raise _index_error(e) from None
+        return compute
+    return build
+
+
+if native is not None:
+    for _optimizer in UPDATES:
+        for _sparse in (False, True):
+            KERNELS.add(f"Resource{'Sparse' if _sparse else ''}Apply{_optimizer}", build=_update_kernel(_optimizer, _sparse),
+                        dtypes=_FLOATS, label=LABEL)
