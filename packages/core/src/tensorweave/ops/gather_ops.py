@@ -118,6 +118,8 @@ def _scatter_nd_shape(op):
         if not expected.is_compatible_with(updates.shape):
             raise ValueError(f"updates must have shape indices.shape[:-1] + shape[{depth}:] = {expected}, got "
                              f"{updates.shape}")
+        if updates.shape.ndims is not None:
+            out = out[:depth].concatenate(out[depth:].merge_with(updates.shape[indices.shape.ndims - 1:]))
     return out
 
 
