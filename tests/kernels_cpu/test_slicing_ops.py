@@ -184,6 +184,16 @@ def test_slice_matches_numpy(begin, size):
         np.testing.assert_array_equal(g, want)
 
 
+def test_slice_and_strided_slice_take_lists_mixing_ints_and_tensors():
+    x = tf.placeholder(tf.int64, [4, 3, 5])
+    i, j = tf.placeholder(tf.int32, []), tf.placeholder(tf.int64, [])
+    sliced, strided = tf.slice(x, [0, i, 1], [-1, 1, j]), tf.strided_slice(x, [i, 0], [j, 0], end_mask=2)
+    assert sliced.shape.as_list() == [4, 1, None] and strided.shape.as_list() == [None, 3, 5]
+    got = run([sliced, strided], {x: DATA, i: 1, j: 3})
+    np.testing.assert_array_equal(got[0], DATA[:, 1:2, 1:4])
+    np.testing.assert_array_equal(got[1], DATA[1:3])
+
+
 def test_slice_of_a_scalar_and_of_strings():
     assert run(tf.slice(tf.constant(3.5), [], [])) == 3.5
     assert run(tf.slice(tf.constant([b"a", b"b", b"c"]), [1], [2])).tolist() == [b"b", b"c"]
@@ -254,8 +264,9 @@ def test_assign_to_a_slice_of_a_variable():
         second = v[:, ::-3].assign(tf.constant([[3.0, 4.0]] * 3, tf.float64))
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        old, new = sess.run([before, second])
-        assert not old.any()
+        old = sess.run(before)
+        new = sess.run(second)
+        assert not old.any()  # a value read earlier is not changed by the write
         want = np.zeros((3, 4))
         want[1, 1:3] = [1.0, 2.0]
         want[:, ::-3] = [3.0, 4.0]

@@ -10,10 +10,11 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops.comparison_ops import where, where_v2  # noqa: F401 - TF's array_ops.where(condition) runs Where
 
 DEFS = OpDefList()
 
-__all__ = ["one_hot", "boolean_mask", "sequence_mask", "unique", "unique_with_counts"]
+__all__ = ["one_hot", "boolean_mask", "sequence_mask", "unique", "unique_with_counts", "where", "where_v2"]
 
 ONE_HOT = DEFS.define(
     "OneHot", inputs=["indices: TI", "depth: int32", "on_value: T", "off_value: T"], outputs=["output: T"],

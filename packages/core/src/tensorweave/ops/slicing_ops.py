@@ -140,7 +140,9 @@ def _slice_value(op, index):
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 - TF's public name
-    """input_[begin[i]:begin[i] + size[i]] in every dimension; a size of -1 takes everything from begin on."""
+    """input_[begin[i]:begin[i] + size[i]] in every dimension; a size of -1 takes everything from begin on.
+    begin and size may be lists mixing ints and scalar int tensors."""
+    begin, size = _index_vectors([begin, size])
     return apply_op("Slice", [input_, begin, size], name=name or "Slice")
 
 
@@ -263,22 +265,34 @@ class _VariableSlice(Tensor):
 
 
 def _index_vectors(values):
-    """begin/end/strides as tensors of one index dtype (int64 if any of them is int64 or needs it)."""
-    wide = any(getattr(v, "dtype", None) in (dtypes.int64, np.int64) for v in values) or any(
-        isinstance(v, (list, tuple)) and any(isinstance(x, numbers.Integral) and not -2 ** 31 <= x < 2 ** 31
-                                             for x in v) for v in values)
+    """begin/end/strides (or begin/size) as 1-D tensors of one index dtype: int64 if any part is int64 or needs
+    it, else int32. A list may mix ints and scalar int tensors; it is packed into one vector (Pack)."""
+    parts = [list(v) if isinstance(v, (list, tuple)) else v for v in values]
+    pieces = [x for v in parts for x in (v if isinstance(v, list) else [v])]
+    wide = any(getattr(x, "dtype", None) in (dtypes.int64, np.int64) for x in pieces) or any(
+        isinstance(x, numbers.Integral) and not -2 ** 31 <= x < 2 ** 31 for x in pieces)
     dtype = dtypes.int64 if wide else dtypes.int32
     out = []
-    for v in values:
-        if is_tensor_like(v):
-            v = convert_to_tensor(v)
-            if v.dtype != dtype:
-                from tensorweave.ops import math_ops
-                v = math_ops.cast(v, dtype)
-            out.append(v)
-        else:
+    for v in parts:
+        if isinstance(v, list) and any(is_tensor_like(x) for x in v):
+            from tensorweave.ops import array_ops
+            out.append(array_ops.stack([_as_index(x, dtype) for x in v]))
+        elif isinstance(v, list) or not is_tensor_like(v):
             out.append(convert_to_tensor(np.asarray(v, dtype.as_numpy_dtype).reshape(-1)))
+        else:
+            out.append(_as_index(v, dtype))
     return out
+
+
+def _as_index(value, dtype):
+    """``value`` as a tensor of the index dtype (cast from the other index dtype)."""
+    if not is_tensor_like(value):
+        return convert_to_tensor(value, dtype=dtype)
+    value = convert_to_tensor(value)
+    if value.dtype == dtype:
+        return value
+    from tensorweave.ops import math_ops
+    return math_ops.cast(value, dtype)
 
 
 # ---- Python indexing ---------------------------------------------------------------------------------------------
@@ -361,17 +375,4 @@ def slice_helper(tensor, key, var=None):
     if var is None and isinstance(tensor, variables.Variable):
         var = tensor
     tensor = convert_to_tensor(tensor)
-    begin, end, strides = (_pack(v) for v in (begin, end, strides))
     return strided_slice(tensor, begin, end, strides, var=var, name="strided_slice", **masks)
-
-
-def _pack(values):
-    """A list of ints and scalar int tensors as one vector (Pack), or the list itself when all are ints."""
-    if all(isinstance(v, int) for v in values):
-        return values
-    wide = any(getattr(v, "dtype", None) == dtypes.int64 for v in values) or any(
-        isinstance(v, int) and not -2 ** 31 <= v < 2 ** 31 for v in values)
-    dtype = dtypes.int64 if wide else dtypes.int32
-    from tensorweave.ops import array_ops, math_ops
-    parts = [math_ops.cast(v, dtype) if is_tensor_like(v) and v.dtype != dtype else v for v in values]
-    return array_ops.stack([convert_to_tensor(v, dtype=None if is_tensor_like(v) else dtype) for v in parts])
