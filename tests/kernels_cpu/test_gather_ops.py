@@ -90,6 +90,17 @@ def test_gather_from_a_variable_reads_the_rows():
         np.testing.assert_array_equal(sess.run(rows), PARAMS[[3, 1]])
 
 
+def test_the_old_gather_op_of_imported_graphs():
+    from tensorweave.framework.apply_op import apply_op
+    params = tf.placeholder(tf.float64, [5, 4, 3])
+    out = apply_op("Gather", [params, np.array([[3], [0]])])
+    assert out.shape.as_list() == [2, 1, 4, 3]
+    grad = tf.gradients(out, params)[0]
+    got, grad_value = run([out, grad], {params: PARAMS})
+    np.testing.assert_array_equal(got, PARAMS[[[3], [0]]])
+    assert isinstance(grad, tf.IndexedSlices) and grad_value.indices.tolist() == [3, 0]
+
+
 # ---- gather gradients -------------------------------------------------------------------------------------------------
 def test_gather_gradient_is_indexed_slices_with_flattened_indices():
     params = tf.placeholder(tf.float64, [5, 4, 3])

@@ -13,8 +13,8 @@ import numpy as np
 from tensorweave import dtypes
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
+from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
 from tensorweave.framework.tensor_util import (
     constant_value, constant_value_as_shape, register_constant_evaluator,
