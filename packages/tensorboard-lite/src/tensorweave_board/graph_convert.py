@@ -96,7 +96,7 @@ def graph_def_proto(graph=None, graph_def=None, add_shapes=True):
 
 
 def step_stats_proto(step_stats, out=None):
-    """StepStats proto from the core's StepStats; thread ids become small per-device numbers with names."""
+    """StepStats proto from the core's StepStats; thread ids become small per-device numbers (0, 1, ...)."""
     out = out if out is not None else protos.StepStats()
     for dev in step_stats.dev_stats:
         dp = out.dev_stats.add(device=dev.device)
@@ -110,8 +110,6 @@ def step_stats_proto(step_stats, out=None):
                 timeline_label=s.timeline_label or f"{s.node_name} = {getattr(s, 'op_type', '')}()")
             if getattr(s, "output_bytes", 0):
                 ns.output.add(slot=0).tensor_description.allocation_description.allocated_bytes = int(s.output_bytes)
-        for original, tid in threads.items():
-            dp.thread_names[tid] = f"thread {original}"
     return out
 
 

@@ -1,0 +1,1 @@
+"""The dashboard: a web server over a log directory (``tensorweave-board``)."""
