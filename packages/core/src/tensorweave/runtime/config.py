@@ -86,11 +86,29 @@ class RunOptions:
         self.report_tensor_allocations_upon_oom = report_tensor_allocations_upon_oom
 
 
-class NodeExecStats:
-    __slots__ = ("node_name", "op_type", "all_start_micros", "op_start_rel_micros", "op_end_rel_micros",
-                 "all_end_rel_micros", "thread_id", "output_bytes", "timeline_label")
+class NodeOutput:
+    """One output of a traced op (TF's NodeOutput, flattened): slot, dtype name, shape, bytes."""
 
-    def __init__(self, node_name, op_type, start_us, end_us, thread_id, output_bytes, timeline_label=""):
+    __slots__ = ("slot", "dtype", "shape", "requested_bytes")
+
+    def __init__(self, slot, dtype, shape, requested_bytes):
+        self.slot = slot
+        self.dtype = dtype
+        self.shape = shape
+        self.requested_bytes = requested_bytes
+
+    def __repr__(self):
+        return f"NodeOutput(slot={self.slot}, dtype={self.dtype}, shape={self.shape}, bytes={self.requested_bytes})"
+
+
+class NodeExecStats:
+    """One op's run in a traced step; times in microseconds since the epoch (start) and relative to it."""
+
+    __slots__ = ("node_name", "op_type", "all_start_micros", "op_start_rel_micros", "op_end_rel_micros",
+                 "all_end_rel_micros", "thread_id", "output_bytes", "timeline_label", "output")
+
+    def __init__(self, node_name, op_type, start_us, end_us, thread_id, output_bytes, timeline_label="",
+                 output=()):
         self.node_name = node_name
         self.op_type = op_type
         self.all_start_micros = start_us
@@ -100,12 +118,18 @@ class NodeExecStats:
         self.thread_id = thread_id
         self.output_bytes = output_bytes
         self.timeline_label = timeline_label
+        self.output = list(output)
+
+    def __repr__(self):
+        return (f"NodeExecStats({self.node_name!r}, {self.op_type}, start={self.all_start_micros}, "
+                f"dur={self.all_end_rel_micros}us, thread={self.thread_id}, bytes={self.output_bytes})")
 
 
 class DeviceStepStats:
     def __init__(self, device):
         self.device = device
         self.node_stats = []
+        self.thread_names = {}
 
 
 class StepStats:
@@ -113,12 +137,24 @@ class StepStats:
         self.dev_stats = []
 
 
+class FunctionGraphs:
+    """One signature's graphs (TF 1.15's RunMetadata.FunctionGraphs): as pruned, after the graph
+    passes, and per device after placement and partitioning."""
+
+    def __init__(self, pre_optimization_graph=None, post_optimization_graph=None, partition_graphs=()):
+        self.pre_optimization_graph = pre_optimization_graph
+        self.post_optimization_graph = post_optimization_graph
+        self.partition_graphs = list(partition_graphs)
+
+
 class RunMetadata:
-    """Filled by ``Session.run`` when tracing: ``step_stats`` and ``partition_graphs``."""
+    """Filled by ``Session.run``: ``step_stats`` when tracing; ``partition_graphs`` and
+    ``function_graphs`` with ``output_partition_graphs=True`` or FULL_TRACE."""
 
     def __init__(self):
         self.step_stats = StepStats()
         self.partition_graphs = []
+        self.function_graphs = []
         self.cost_graph = None
 
     def Clear(self):  # noqa: N802 - TF's name

@@ -21,13 +21,14 @@ class DeviceContext:
 class Device:
     """A device. ``to_host``/``from_host`` move values to and from numpy (identity on host devices).
 
-    ``flops_per_second`` and ``bytes_per_second`` seed the cost model until real timings exist.
+    ``flops_per_second`` and ``bytes_per_second`` seed the cost model until real timings exist (the
+    defaults: numpy's BLAS and memory speed on a small 2-core machine).
     """
 
     is_host = True
     array_module = numpy  # kernels written against ``xp`` get this module
-    flops_per_second = 5e9
-    bytes_per_second = 5e9
+    flops_per_second = 1e11
+    bytes_per_second = 1e10
 
     def __init__(self, name, device_type, index, description=""):
         self.name = name

@@ -4,11 +4,16 @@ Nodes run when their inputs arrive, per (frame, iteration). Switch sends a value
 dead marker to the other; deadness propagates through ops; Merge forwards its first live input;
 Enter moves a value into a child frame (a loop), NextIteration into the next iteration, Exit back to
 the parent frame. At most ``parallel_iterations`` iterations of a frame are active at once.
-Independent ready nodes run on a thread pool when ``num_threads`` > 1. A step ends when nothing is
-ready or running; each value is dropped once its consumer has taken it.
+Independent ready nodes run on a thread pool when ``num_threads`` > 1; a second thread is woken for
+a kernel the cost model calls heavy, or when measured kernels are long enough to overlap usefully.
+Ready nodes run in the plan's order (``schedule.memory_order``: the one that lowers peak memory first).
+A step ends when nothing is ready or running; each value is dropped once its last consumer has
+taken it.
 """
 
 import collections
+import heapq
+import itertools
 import threading
 import time
 
@@ -31,13 +36,14 @@ class _Item:
 
     __slots__ = ("node", "index", "kernel_def", "compute", "role", "num_data_inputs", "num_control_inputs",
                  "out_edges", "control_out", "multi", "is_constant_enter", "frame_name", "parallel_iterations",
-                 "transfer", "control_trigger", "num_inputs")
+                 "transfer", "control_trigger", "num_inputs", "heavy", "receives")
 
 
 class DataflowExecutor:
     kind = "dataflow"
 
-    def __init__(self, nodes, device, device_mgr, registries, config=None, num_threads=1, pool=None):
+    def __init__(self, nodes, device, device_mgr, registries, config=None, num_threads=1, pool=None,
+                 cost_model=None):
         self.device = device
         self.num_threads = num_threads
         self.pool = pool
@@ -57,6 +63,8 @@ class DataflowExecutor:
             item.control_out = []
             item.multi = is_multi_output(node.op_def)
             item.transfer = node.op_type == "_Send"  # a Send runs even when dead, to tell its Recv
+            item.receives = node.op_type == "_Recv"
+            item.heavy = cost_model is not None and num_threads > 1 and cost_model.is_heavy(node, device)
             item.control_trigger = node.op_type == "ControlTrigger"  # runs, and is live, even when dead
             item.is_constant_enter = item.role == "enter" and bool(node.attrs.get("is_constant", False))
             item.frame_name = node.attrs.get("frame_name") if item.role == "enter" else None
@@ -94,7 +102,8 @@ class _Run(FrameState):
         self.results = results
         self.filled = [False] * len(results)
         self.cv = threading.Condition(threading.RLock())
-        self.ready = collections.deque()
+        self.ready = []  # heap of (plan position, arrival, entry)
+        self.arrivals = itertools.count()
         self.in_flight = 0
         self.waiting = 0  # threads blocked in _drain; nobody needs a notify when there are none
         self.active = 0  # threads running a kernel that cannot block; they pick up new work themselves
@@ -145,7 +154,7 @@ class _Run(FrameState):
                     if self.waiting:
                         self.cv.notify_all()
                     return
-                entry = self.ready.popleft()
+                entry = heapq.heappop(self.ready)[2]
                 self.nodes_run += 1
                 kernel = entry[0].kernel_def
                 if kernel is not None and kernel.context and not kernel.asynchronous:
@@ -161,8 +170,8 @@ class _Run(FrameState):
     def _schedule(self, item, frame, it, dead, inputs):
         frame.iterations[it].outstanding_ops += 1
         self.in_flight += 1
-        self.ready.append((item, frame, it, dead, inputs))
-        if self.waiting and (self.eager or not self.active):
+        heapq.heappush(self.ready, (item.index, next(self.arrivals), (item, frame, it, dead, inputs)))
+        if self.waiting and (self.eager or item.heavy or not self.active):
             self.cv.notify()
 
     # ---- running one node --------------------------------------------------------------
@@ -216,6 +225,8 @@ class _Run(FrameState):
             self._complete(entry, None)
             return
         outputs = [] if not item.node.num_outputs else (list(result) if item.multi else [result])
+        if item.receives and result is DEAD:
+            entry = entry[:3] + (True,) + entry[4:]  # a dead tensor from another device: the Recv is dead too
         if self.step.stats is not None:
             self.step.stats.record(item.node, self.ex.device.name, start, time.perf_counter(),
                                    threading.get_ident(), outputs)

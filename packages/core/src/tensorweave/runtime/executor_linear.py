@@ -30,7 +30,8 @@ class LinearExecutor:
         for node in self.nodes:
             if node.op_type not in ("_Arg", "_Retval"):
                 self.kernels[id(node)] = instantiate(node, device, device_mgr, registries, config)
-        self._fn, self._line_to_node, self.source = self._compile()
+        self._fn, self._line_to_node, self.source, self._frees = self._compile()
+        self._read = {key for keys in self._frees.values() for key in keys}
 
     def _compile(self):
         index = {id(n): i for i, n in enumerate(self.nodes)}
@@ -83,7 +84,10 @@ class LinearExecutor:
         source = "\n".join(lines) + "\n"
         filename = f"<tensorweave-plan-{next(_plan_ids)}>"
         exec(compile(source, filename, "exec"), env)  # noqa: S102 - generated from our own plan
-        return env["_run"], line_to_node, source
+        traced_frees = {}  # position -> the (id(node), slot) values dropped after it
+        for (src_pos, slot), pos in last_use.items():
+            traced_frees.setdefault(pos, []).append((id(self.nodes[src_pos]), slot))
+        return env["_run"], line_to_node, source, traced_frees
 
     def run(self, step, feeds, results):
         if step.stats is not None:
@@ -109,7 +113,8 @@ class LinearExecutor:
         values = {}
         stats = step.stats
         thread = threading.get_ident()
-        for node in self.nodes:
+        frees = self._frees
+        for pos, node in enumerate(self.nodes):
             args = [values[(id(src), slot)] for src, slot in node.inputs]
             start = time.perf_counter()
             try:
@@ -126,7 +131,11 @@ class LinearExecutor:
             end = time.perf_counter()
             stats.record(node, self.device.name, start, end, thread, outputs)
             for s, v in enumerate(outputs):
-                values[(id(node), s)] = v
+                if (id(node), s) in self._read:
+                    values[(id(node), s)] = v
+            del outputs, args
+            for key in frees.get(pos, ()):
+                values.pop(key, None)
 
 
 def _call(kernel_def, compute, step, node, device, args):

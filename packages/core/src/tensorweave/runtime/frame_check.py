@@ -1,8 +1,9 @@
 """Static frames of a dataflow partition (TF's ControlFlowInfo): which loop frame each node runs in.
 
 Tensors may cross between frames only through Enter and Exit. Checking this when the plan is built
-turns a fed or fetched tensor inside a loop, or a loop split across devices, into a clear error
-instead of a step that hangs or computes garbage.
+turns a fed or fetched tensor inside a loop, or a malformed loop, into a clear error instead of a
+step that hangs or computes garbage. (A loop split across devices is fine: the partitioner gives each
+device a control loop, see ``partition_loops``.)
 """
 
 from tensorweave import errors
@@ -14,7 +15,7 @@ def _frame_text(frame):
 
 def check_frames(items):
     """Infers each node's frame (as TF's ControlFlowInfo) and refuses edges that cross frames other than
-    through Enter and Exit: a tensor fed or fetched inside a loop, or a loop split across devices."""
+    through Enter and Exit: a tensor fed or fetched inside a loop, or a loop built by hand wrongly."""
     succ = {id(it): [] for it in items}
     preds = {id(it): [] for it in items}
     for it in items:
@@ -70,8 +71,8 @@ def _out_frame(it, frame, parent):
         if frame not in parent:
             raise errors.InvalidArgumentError(None, it.node.source, (
                 f"Exit {it.node.name!r} leaves {_frame_text(frame)}, but no Enter of that frame runs on "
-                f"{it.node.device or 'this device'}: a while loop must run on one device (place all of its ops "
-                f"with one tf.device scope)" if frame else f"Exit {it.node.name!r} is not inside a while loop"))
+                f"{it.node.device or 'this device'}; check the loop's construction (or build it with tf.while_loop)"
+                if frame else f"Exit {it.node.name!r} is not inside a while loop"))
         return parent[frame]
     return frame
 
@@ -92,6 +93,6 @@ def _refuse(src, dst, src_frame, dst_frame, origin):
                f"{src.node.name!r} ({src.node.op_type}) in {_frame_text(src_frame)}; tensors cross into and out "
                f"of a loop only through Enter and Exit")
     if cause is not None and cause.node.op_type == "_Recv" or "_Send" in (src.node.op_type, dst.node.op_type):
-        message += (". The loop's ops are on more than one device; a while loop must run on one device "
-                    "(place all of its ops with one tf.device scope)")
+        message += (". The edge crosses devices inside a loop built without tf.while_loop's LoopCond; place "
+                    "that loop on one device with a tf.device scope")
     raise errors.InvalidArgumentError(None, dst.node.source or src.node.source, message)

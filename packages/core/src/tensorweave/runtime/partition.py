@@ -1,22 +1,31 @@
 """Splits a placed PlanGraph per device, turning each cross-device edge into a _Send/_Recv pair.
 
 One transfer per (tensor, destination device) however many consumers it has there; control edges
-cross devices as a token. Every partition keeps the order of one global topological order.
+cross devices as a token. A Send and its Recv share a rendezvous key made of the sending device (and
+its incarnation), the receiving device, the tensor's name, and at run time the frame and iteration,
+so loops and concurrent steps never mix their values; a key names devices of any task, so the same
+partitions serve remote tasks. A loop whose frame spans devices gets a control loop on each of them
+(``partition_loops``). Every partition keeps the order of one global topological order.
 """
 
 from tensorweave import dtypes
+from tensorweave.runtime.loop_frames import LoopFrames
+from tensorweave.runtime.partition_loops import add_control_loops
 from tensorweave.runtime.plan_graph import PlanNode
 
 
 def partition(graph, order, device_mgr, compress=""):
     """Returns {device name: [nodes in execution order]} with transfers inserted."""
-    device_of = {id(n): n.device for n in graph.nodes}
-    sends = {}
+    placed = list(graph.nodes)
+    device_of = {id(n): n.device for n in placed}
+    frames = LoopFrames(order) if any(n.role == "enter" for n in order) else None
     recvs = {}
+    recv_frames = []  # (recv, frame of the value it carries)
     after = {}  # id(node) -> nodes to run right after it (its Sends)
     before = {}  # id(node) -> nodes to run right before it (its Recvs)
+    floating = {}  # device -> Recvs no consumer of the global order positions (control loops')
 
-    def transfer(src, slot, dst_device, first_consumer, control=False):
+    def transfer(src, slot, dst_device, first_consumer=None, control=False):
         key = (id(src), "ctrl" if control else slot, dst_device)
         if key in recvs:
             return recvs[key]
@@ -35,9 +44,10 @@ def partition(graph, order, device_mgr, compress=""):
         else:
             value_src, dtype = (src, slot), src.output_dtypes[slot]
         scheme = compress if dtype is dtypes.float32 else ""
-        send = PlanNode(graph.unique_name(f"{src.name}/_send_{slot}_to_{_short(dst_device)}"), "_Send",
+        what = "ctrl" if control else slot
+        send = PlanNode(graph.unique_name(f"{src.name}/_send_{what}_to_{short_device(dst_device)}"), "_Send",
                         dict(attrs, T=dtype, compress=scheme), [value_src], [], [])
-        recv = PlanNode(graph.unique_name(f"{src.name}/_recv_{slot}_on_{_short(dst_device)}"), "_Recv",
+        recv = PlanNode(graph.unique_name(f"{src.name}/_recv_{what}_on_{short_device(dst_device)}"), "_Recv",
                         dict(attrs, tensor_type=dtype, compress=scheme), [], [], [dtype],
                         [src.output_shapes[slot] if not control else None])
         send.device, recv.device = src.device, dst_device
@@ -45,9 +55,13 @@ def partition(graph, order, device_mgr, compress=""):
         graph.add(send)
         graph.add(recv)
         after.setdefault(id(value_src[0]), []).append(send)
-        before.setdefault(id(first_consumer), []).append(recv)
-        sends[key] = send
+        if first_consumer is None:
+            floating.setdefault(dst_device, []).append(recv)
+        else:
+            before.setdefault(id(first_consumer), []).append(recv)
         recvs[key] = recv
+        if frames is not None:
+            recv_frames.append((recv, frames.out_frame.get(id(src), "")))
         return recv
 
     for node in order:
@@ -62,6 +76,7 @@ def partition(graph, order, device_mgr, compress=""):
                 new_controls.append(c)
         node.control_inputs = new_controls
 
+    loops = add_control_loops(graph, frames, placed, recv_frames, transfer) if frames is not None else {}
     parts = {}
     emitted = set()
 
@@ -75,6 +90,9 @@ def partition(graph, order, device_mgr, compress=""):
         for s in after.get(id(n), ()):
             emit(s)
 
+    for device, nodes in loops.items():
+        for n in nodes + floating.get(device, []):
+            emit(n)
     for node in order:
         emit(node)
     return parts
@@ -88,5 +106,12 @@ def _is_local(name, device_mgr):
         return False
 
 
-def _short(device_name):
-    return device_name.rsplit("/", 1)[-1].replace(":", "_") if device_name else "dev"
+def short_device(device_name):
+    """``/job:w/replica:0/task:1/device:CPU:0`` -> ``w_1_CPU_0`` (``CPU_0`` for this process's job)."""
+    if not device_name:
+        return "dev"
+    parts = dict(p.split(":", 1) for p in device_name.strip("/").split("/") if ":" in p)
+    kind = parts.get("device", device_name.rsplit("/", 1)[-1]).replace(":", "_")
+    if parts.get("job", "localhost") == "localhost":
+        return kind
+    return f"{parts['job']}_{parts.get('task', '0')}_{kind}"

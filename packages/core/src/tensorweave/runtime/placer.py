@@ -2,9 +2,10 @@
 
 It honours explicit device requests (partial specs allowed), colocation groups (``colocate_with``,
 and every op that uses a resource sits with the resource), kernel availability per device and
-dtype, soft placement, and earlier placements of stateful ops. Among the devices left, an
-unconstrained group goes where ``choose`` says (the cost model when one is installed, else the
-preferred device type).
+dtype, soft placement, and earlier placements of stateful ops. A loop's Enter and NextIteration sit
+with their Merge and an Exit with its Switch (the partitioner carries the rest of a loop across
+devices). Where several devices remain, the cost model's simulated execution chooses
+(``placement_sim``); without a cost model, the preferred device type's first device.
 """
 
 import sys
@@ -12,6 +13,7 @@ import sys
 from tensorweave import dtypes, errors
 from tensorweave.framework.device_spec import DeviceSpec
 from tensorweave.runtime.kernels import find_kernel_def, no_kernel_error
+from tensorweave.runtime.placement_sim import simulate_placement
 
 _ANYWHERE = ("arg", "retval", "switch", "merge", "enter", "exit", "next_iteration", "loop_cond")
 
@@ -45,10 +47,20 @@ def colocation_groups(graph):
         for src, slot in n.inputs:
             if src.output_dtypes[slot] is dtypes.resource and n.role not in _ANYWHERE:
                 uf.union(id(n), id(src))
+            if _loop_bound(src, n):
+                uf.union(id(n), id(src))
     groups = {}
     for n in graph.nodes:
         groups.setdefault(uf.find(id(n)), []).append(n)
     return list(groups.values())
+
+
+def _loop_bound(src, dst):
+    """Edges of a loop that must not cross devices: an Enter's value exists only in iteration 0, a
+    NextIteration feeds the next iteration of its Merge, and an Exit's value only in the last one."""
+    if src.role == "enter" and not src.attrs.get("is_constant", False):
+        return True
+    return (src.role, dst.role) in (("next_iteration", "merge"), ("switch", "exit"))
 
 
 def has_kernel(registries, node, device_type):
@@ -57,29 +69,48 @@ def has_kernel(registries, node, device_type):
     return find_kernel_def(registries, node, device_type) is not None
 
 
-def place(graph, device_mgr, registries, config=None, sticky=None, choose=None):
-    """Sets ``node.device`` for every node. ``sticky`` maps op names to earlier devices (kept)."""
+def place(graph, device_mgr, registries, config=None, sticky=None, cost_model=None, order=None):
+    """Sets ``node.device`` for every node. ``sticky`` maps op names to earlier devices (kept).
+
+    With a ``cost_model``, groups that could go on several devices are placed by simulated
+    execution over ``order`` (a topological order of the graph).
+    """
     sticky = {} if sticky is None else sticky
     soft = bool(config and config.allow_soft_placement)
     host = device_mgr.host_device()
-    for group in colocation_groups(graph):
+    groups = colocation_groups(graph)
+    decided, open_groups = {}, {}
+    for index, group in enumerate(groups):
         if all(n.op_type in ("_Arg", "_Retval") for n in group):
-            for n in group:
-                n.device = host.name if host else ""
+            decided[index] = host
             continue
         candidates = _candidates(group, device_mgr, registries, soft)
         previous = [sticky[n.name] for n in group if n.name in sticky]
         chosen = next((d for d in candidates if d.name in previous), None)
+        if chosen is None and (cost_model is None or len(candidates) == 1):
+            chosen = candidates[0]
         if chosen is None:
-            chosen = choose(group, candidates) if choose is not None and len(candidates) > 1 else candidates[0]
+            open_groups[index] = candidates
+        else:
+            decided[index] = chosen
+    if open_groups:
+        group_of = {id(n): index for index, group in enumerate(groups) for n in group}
+        simulate_placement(order or graph.topological_order(), group_of, decided, open_groups, cost_model)
+    for index, group in enumerate(groups):
+        device = decided[index]
         for n in group:
-            n.device = chosen.name
+            n.device = device.name if device is not None else ""
             if n.is_stateful:
-                sticky[n.name] = chosen.name
+                sticky[n.name] = n.device
     if config is not None and config.log_device_placement:
-        for n in graph.nodes:
-            if n.op_type not in ("_Arg", "_Retval"):
-                print(f"{n.name}: ({n.op_type}): {n.device}", file=sys.stderr)
+        log_placement(graph)
+
+
+def log_placement(graph):
+    """TF1's ``log_device_placement`` lines: ``<op name>: (<op type>): <device>``, on stderr."""
+    for n in graph.nodes:
+        if n.op_type not in ("_Arg", "_Retval"):
+            print(f"{n.name}: ({n.op_type}): {n.device}", file=sys.stderr)
 
 
 def _candidates(group, device_mgr, registries, soft):

@@ -1,30 +1,49 @@
-"""Compiling one Session.run signature into an executable plan, and running it."""
+"""Compiling one Session.run signature into an executable plan, and running it.
+
+prune → graph passes → place (cost model when several devices) → memory-aware order → partition →
+one executor per device: the straight-line one unless the partition has control flow or the cost
+model sees enough heavy work to overlap on threads.
+"""
 
 from tensorweave import errors
-from tensorweave.framework.graph_io import GraphDef, NodeDef
 from tensorweave.plugins import get_registries
+from tensorweave.runtime.config import FunctionGraphs
+from tensorweave.runtime.cost_model import output_bytes
 from tensorweave.runtime.executor_dataflow import DataflowExecutor
 from tensorweave.runtime.executor_linear import LinearExecutor
 from tensorweave.runtime.partition import partition
 from tensorweave.runtime.passes import run_passes
 from tensorweave.runtime.placer import place
+from tensorweave.runtime.plan_graph import PlanGraph
 from tensorweave.runtime.prune import build_plan_graph
+from tensorweave.runtime.schedule import memory_order
+
+PARALLEL_GAIN_SECONDS = 1e-3  # heavy work that could overlap, from which a thread pool pays for itself
 
 
 class Plan:
     """Executors for the partitions of one signature; run them for a step."""
 
-    def __init__(self, partitions, num_fetches, graph):
+    def __init__(self, partitions, num_fetches, graph, session=None, signature=None, cost_model=None,
+                 nodes_per_partition=None, graph_has_control_flow=False):
         self.partitions = partitions  # list of (device, executor)
         self.num_fetches = num_fetches
         self.graph = graph
+        self._session = session
+        self._signature = signature
+        self._cost_model = cost_model
+        self._nodes = nodes_per_partition or [getattr(ex, "nodes", None) for _, ex in partitions]
+        self._has_control_flow = graph_has_control_flow
 
     def run(self, step, feeds, results, pool):
-        if len(self.partitions) == 1:
-            self.partitions[0][1].run(step, feeds, results)
+        partitions = self.partitions
+        if not partitions:  # every target was a pure op the passes folded away
             return
-        futures = [pool.submit(self._run_one, ex, step, feeds, results) for _, ex in self.partitions[1:]]
-        first = self._run_one(self.partitions[0][1], step, feeds, results)
+        if len(partitions) == 1:
+            partitions[0][1].run(step, feeds, results)
+            return
+        futures = [pool.submit(self._run_one, ex, step, feeds, results) for _, ex in partitions[1:]]
+        first = self._run_one(partitions[0][1], step, feeds, results)
         errs = [first] + [f.result() for f in futures]
         real = [e for e in errs if e is not None and not isinstance(e, errors.CancelledError)]
         if real or any(errs):
@@ -40,48 +59,91 @@ class Plan:
             return e
 
     def cost_model_observe(self, step_stats):
-        """Hook for the cost model: measured op times of a traced step (see runtime.cost_model)."""
+        """Feeds a traced step's measured op times to the cost model; a partition whose measured work
+        now says otherwise switches between the straight-line and the parallel executor. Later plans
+        are placed with the measured times."""
+        if self._cost_model is None:
+            return
+        self._cost_model.observe(step_stats)
+        session = self._session
+        if session is None or session.config.executor is not None:
+            return
+        changed = False
+        partitions = list(self.partitions)
+        for i, (device, executor) in enumerate(partitions):
+            nodes = self._nodes[i]
+            if nodes is None or _needs_dataflow(nodes, self._has_control_flow):
+                continue
+            parallel = wants_parallel(nodes, device, session, self._cost_model)
+            if parallel != (executor.kind == "dataflow"):
+                partitions[i] = (device, make_executor(nodes, device, session, get_registries(), self._cost_model,
+                                                       self._has_control_flow, parallel))
+                changed = True
+        if changed:
+            self.partitions = partitions
 
     def partition_graph_defs(self):
-        defs = []
-        for device, executor in self.partitions:
-            nodes = executor.nodes if hasattr(executor, "nodes") else [i.node for i in executor.items]
-            defs.append(GraphDef([NodeDef(n.name, n.op_type,
-                                          [f"{s.name}:{i}" for s, i in n.inputs] + [f"^{c.name}" for c in n.control_inputs],
-                                          n.device, {k: v for k, v in n.attrs.items() if not callable(v)})
-                                  for n in nodes]))
-        return defs
+        return [PlanGraph().as_graph_def(nodes if nodes is not None else [i.node for i in ex.items])
+                for nodes, (_, ex) in zip(self._nodes, self.partitions)]
+
+    def function_graphs(self):
+        """This signature's graph before and after the graph passes, and its partitions."""
+        pre = post = None
+        if self._signature is not None and self._session is not None:
+            pre_graph, _, _ = build_plan_graph(*self._signature)
+            pre = pre_graph.as_graph_def()
+            post_graph, _, _ = build_plan_graph(*self._signature)
+            run_passes(post_graph, get_registries(), self._session.config, self._session.device_mgr)
+            post = post_graph.as_graph_def()
+        return FunctionGraphs(pre, post, self.partition_graph_defs())
 
 
 def compile_plan(session, fetch_tensors, targets, feed_tensors):
     registries = get_registries()
     config = session.config
+    device_mgr = session.device_mgr
     graph, _, _ = build_plan_graph(fetch_tensors, targets, feed_tensors)
-    run_passes(graph, registries, config, session.device_mgr)
     try:
+        run_passes(graph, registries, config, device_mgr)
         order = graph.topological_order()
-    except ValueError as e:
+    except ValueError as e:  # a cycle not built from loops
         raise errors.InvalidArgumentError(None, None, str(e)) from None
-    place(graph, session.device_mgr, registries, config, session._sticky)
+    cost_model = getattr(session, "_cost_model", None)
+    several = len(device_mgr.devices) > 1
+    place(graph, device_mgr, registries, config, session._sticky, cost_model if several else None, order)
+    order = memory_order(order, cost_model.tensor_bytes if cost_model is not None else output_bytes)
     compress = "float16" if config.compress_transfers is True else (config.compress_transfers or "")
-    parts = partition(graph, order, session.device_mgr, compress)
-    executors = []
+    parts = partition(graph, order, device_mgr, compress)
+    has_control_flow = any(n.role is not None for n in order)
+    executors, node_lists = [], []
     for device_name, nodes in parts.items():
-        device = session.device_mgr.lookup(device_name)
-        executors.append((device, make_executor(nodes, device, session, registries)))
-    return Plan(executors, len(fetch_tensors), graph)
+        device = device_mgr.lookup(device_name)
+        executors.append((device, make_executor(nodes, device, session, registries, cost_model, has_control_flow)))
+        node_lists.append(nodes)
+    return Plan(executors, len(fetch_tensors), graph, session, (fetch_tensors, targets, feed_tensors), cost_model,
+                node_lists, has_control_flow)
 
 
-def make_executor(nodes, device, session, registries):
+def _needs_dataflow(nodes, graph_has_control_flow):
+    """Control flow needs frames and dead tensors; so does a Recv that may carry a dead tensor."""
+    return any(n.role is not None for n in nodes) or (
+        graph_has_control_flow and any(n.op_type == "_Recv" for n in nodes))
+
+
+def make_executor(nodes, device, session, registries, cost_model=None, graph_has_control_flow=False, parallel=None):
     config = session.config
     choice = config.executor
-    has_control_flow = any(n.role is not None for n in nodes)
-    if choice == "dataflow" or has_control_flow or (choice is None and _wants_parallel(nodes, session)):
+    if parallel is None:
+        parallel = choice is None and wants_parallel(nodes, device, session, cost_model)
+    if choice == "dataflow" or parallel or _needs_dataflow(nodes, graph_has_control_flow):
         return DataflowExecutor(nodes, device, session.device_mgr, registries, config,
-                                num_threads=session._inter_op_threads, pool=session._pool)
+                                num_threads=session._inter_op_threads, pool=session._pool, cost_model=cost_model)
     return LinearExecutor(nodes, device, session.device_mgr, registries, config)
 
 
-def _wants_parallel(nodes, session):
-    """Whether overlapping independent ops is worth the scheduling cost (decided by the cost model)."""
-    return False
+def wants_parallel(nodes, device, session, cost_model):
+    """Whether overlapping independent ops pays for the scheduling: enough heavy work off the longest
+    path (by the cost model) and more than one inter-op thread."""
+    if cost_model is None or session._inter_op_threads <= 1 or len(nodes) < 3:
+        return False
+    return cost_model.overlap_seconds(nodes, device) >= PARALLEL_GAIN_SECONDS

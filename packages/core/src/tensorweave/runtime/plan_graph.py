@@ -4,6 +4,7 @@ Passes, the placer and the partitioner rewrite a PlanGraph; the user's Graph is 
 """
 
 from tensorweave.framework.apply_op import get_op_def
+from tensorweave.framework.graph_io import GraphDef, NodeDef
 
 
 class PlanNode:
@@ -129,6 +130,14 @@ class PlanGraph:
 
     def __iter__(self):
         return iter(self.nodes)
+
+    def as_graph_def(self, nodes=None):
+        """A GraphDef of ``nodes`` (default: all) with their devices; attrs holding callables are left out."""
+        return GraphDef([NodeDef(n.name, n.op_type,
+                                 [f"{s.name}:{i}" for s, i in n.inputs] + [f"^{c.name}" for c in n.control_inputs],
+                                 n.device or n.requested_device or "",
+                                 {k: v for k, v in n.attrs.items() if not callable(v)})
+                         for n in (self.nodes if nodes is None else nodes)])
 
     def describe(self):
         """One line per node, for inspecting a graph before and after a pass."""

@@ -8,7 +8,7 @@ def build_plan_graph(fetch_tensors, target_ops, feed_tensors):
     """Returns (plan graph, arg nodes in feed order, retval nodes in fetch order).
 
     Fed tensors become ``_Arg`` nodes (their producers run only if something else needs them);
-    fetched tensors feed ``_Retval`` nodes.
+    fetched tensors feed ``_Retval`` nodes. A control dependency on a fed Placeholder waits for its feed.
     """
     fed = {(t.op, t.value_index): i for i, t in enumerate(feed_tensors)}
     needed = []
@@ -24,7 +24,7 @@ def build_plan_graph(fetch_tensors, target_ops, feed_tensors):
             if (t.op, t.value_index) not in fed and t.op not in seen:
                 stack.append(t.op)
         for c in op.control_inputs:
-            if c not in seen:
+            if c not in seen and not _is_fed_placeholder(c, fed):
                 stack.append(c)
     _check_placeholders(needed)
     graph = PlanGraph()
@@ -42,7 +42,8 @@ def build_plan_graph(fetch_tensors, target_ops, feed_tensors):
         for t in op.inputs:
             key = (t.op, t.value_index)
             node.inputs.append((args[fed[key]], 0) if key in fed else (copies[t.op], t.value_index))
-        node.control_inputs = [copies[c] for c in op.control_inputs]
+        node.control_inputs = [args[fed[(c, 0)]] if _is_fed_placeholder(c, fed) else copies[c]
+                               for c in op.control_inputs]
     retvals = []
     for i, t in enumerate(fetch_tensors):
         key = (t.op, t.value_index)
@@ -50,6 +51,10 @@ def build_plan_graph(fetch_tensors, target_ops, feed_tensors):
         retvals.append(graph.add(PlanNode(f"_retval_{_safe(t.name)}", "_Retval", {"index": i, "T": t.dtype},
                                           [src], [], [], source=t.op)))
     return graph, args, retvals
+
+
+def _is_fed_placeholder(op, fed):
+    return op.type in ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault") and (op, 0) in fed
 
 
 def _safe(name):

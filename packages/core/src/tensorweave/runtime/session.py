@@ -14,6 +14,7 @@ from tensorweave.framework.operation import Operation
 from tensorweave.framework.tensor import Tensor
 from tensorweave.runtime import device_mgr as device_mgr_mod
 from tensorweave.runtime.config import ConfigProto, RunOptions
+from tensorweave.runtime.cost_model import CostModel
 from tensorweave.runtime.fetches import FetchPlan
 from tensorweave.runtime.plan import compile_plan
 from tensorweave.runtime.rendezvous import LocalRendezvous
@@ -54,6 +55,7 @@ class BaseSession:
         self._lock = threading.Lock()
         self._plans = {}
         self._sticky = {}
+        self._cost_model = CostModel()  # estimates, then measured times of traced steps
         self._active_steps = set()
         self._remote = None
         if self._target and not self._target.startswith(LOCAL_SCHEME):
@@ -181,8 +183,11 @@ class BaseSession:
         if stats is not None:
             stats.fill(run_metadata.step_stats)
             plan.cost_model_observe(run_metadata.step_stats)
-        if run_metadata is not None and options is not None and options.output_partition_graphs:
-            run_metadata.partition_graphs.extend(plan.partition_graph_defs())
+        if run_metadata is not None and options is not None and (
+                options.output_partition_graphs or options.trace_level >= RunOptions.FULL_TRACE):
+            graphs = plan.function_graphs()
+            run_metadata.partition_graphs.extend(graphs.partition_graphs)
+            run_metadata.function_graphs.append(graphs)
         return results
 
     # ---- lifecycle ---------------------------------------------------------------------------

@@ -1,17 +1,64 @@
-"""Graph passes over a PlanGraph, registered through the plugin hook like any plugin's passes."""
+"""Graph passes over a PlanGraph, registered through the plugin hook like any plugin's passes.
+
+A pass is ``fn(plan_graph, options)`` and rewrites the graph in place. ``options`` is a PassContext:
+the session's GraphOptions (its attributes read through, ``pass_enabled(name)``) plus the config,
+the devices and the registries a pass may need (constant folding runs host kernels).
+``run_pass`` runs one pass alone; ``RunMetadata.function_graphs`` shows a signature's graph before and
+after the passes.
+"""
 
 from tensorweave.extension import hookimpl
+from tensorweave.runtime.config import ConfigProto
+from tensorweave.runtime.passes.constant_folding import fold_constants
+from tensorweave.runtime.passes.cse import eliminate_common_subexpressions
+from tensorweave.runtime.passes.identity_removal import remove_identities
+
+
+class PassContext:
+    """What a pass gets: GraphOptions' fields, plus ``config``, ``device_mgr`` and ``registries``."""
+
+    def __init__(self, config=None, device_mgr=None, registries=None):
+        self.config = config or ConfigProto()
+        self.graph_options = self.config.graph_options
+        self.device_mgr = device_mgr
+        self.registries = registries
+
+    def __getattr__(self, name):
+        if name == "graph_options":
+            raise AttributeError(name)
+        return getattr(self.graph_options, name)
 
 
 def run_passes(graph, registries, config, device_mgr=None):
     """Runs every enabled registered pass, by ascending order, in place."""
-    options = config.graph_options
+    ctx = PassContext(config, device_mgr, registries)
     for name, graph_pass in sorted(registries.passes.items(), key=lambda kv: (kv[1].order, kv[0])):
-        if options.pass_enabled(name):
-            graph_pass.fn(graph, options)
+        if ctx.graph_options.pass_enabled(name):
+            graph_pass.fn(graph, ctx)
     return graph
+
+
+def run_pass(name, graph, config=None, device_mgr=None):
+    """Runs the registered pass ``name`` alone on a PlanGraph (whatever the options say); returns
+    what the pass returns (the core's passes: how many nodes they changed)."""
+    from tensorweave.plugins import get_registries
+    registries = get_registries()
+    graph_pass = registries.passes.get(name)
+    if graph_pass is None:
+        known = ", ".join(sorted(n for n, _ in registries.passes.items()))
+        raise KeyError(f"no graph pass named {name!r}; registered passes: {known}")
+    if device_mgr is None:
+        from tensorweave.runtime.device_mgr import DeviceMgr
+        device_mgr = DeviceMgr(config)
+    return graph_pass.fn(graph, PassContext(config, device_mgr, registries))
 
 
 @hookimpl
 def tensorweave_register_graph_passes(registrar):
-    """The core's own passes (common subexpressions, constant folding, identities) register here."""
+    """The core's own passes: needless identities, common subexpressions, constant folding."""
+    registrar.add_pass("identity_removal", remove_identities, order=10,
+                       doc="bypass identities that neither order, move nor mark anything")
+    registrar.add_pass("cse", eliminate_common_subexpressions, order=20,
+                       doc="merge equivalent stateless nodes")
+    registrar.add_pass("constant_folding", fold_constants, order=30,
+                       doc="compute stateless sub-graphs of constants once, when the plan is built")

@@ -1,0 +1,69 @@
+"""What graph passes may touch: which nodes are pure (safe to merge or evaluate early), and how to
+compare two nodes' attributes."""
+
+import hashlib
+import numbers
+
+import numpy as np
+
+from tensorweave import dtypes
+
+RUNTIME_OPS = frozenset(("_Arg", "_Retval", "_Send", "_Recv", "_ControlToken"))
+FED_OPS = frozenset(("Placeholder", "PlaceholderV2", "PlaceholderWithDefault"))
+_RANDOM_OPS = frozenset(("TruncatedNormal", "Multinomial", "ParameterizedTruncatedNormal"))
+_HANDLE_DTYPES = (dtypes.resource, dtypes.variant)
+
+
+def is_random(op_type):
+    """Random ops draw new numbers per run even where an op definition forgot ``is_stateful``."""
+    return (op_type.startswith("Random") or op_type in _RANDOM_OPS) and not op_type.startswith("Stateless")
+
+
+def is_pure(node):
+    """A node whose outputs depend only on its inputs and attrs: no state, no randomness, no control
+    flow, no runtime plumbing, no resource handles. Only such nodes are merged or folded."""
+    if node.is_stateful or node.role is not None or node.op_type in RUNTIME_OPS or node.op_type in FED_OPS:
+        return False
+    if is_random(node.op_type):
+        return False
+    if any(t in _HANDLE_DTYPES for t in node.output_dtypes):
+        return False
+    return not any(src.output_dtypes[i] in _HANDLE_DTYPES for src, i in node.inputs)
+
+
+def attr_key(value):
+    """A hashable key equal for equal attribute values (arrays by dtype, shape and bytes)."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "O":
+            return ("nd", value.shape, tuple(map(attr_key, value.ravel().tolist())))
+        digest = hashlib.blake2b(np.ascontiguousarray(value).tobytes(), digest_size=16).digest()
+        return ("nd", value.dtype.str, value.shape, digest)
+    if isinstance(value, np.generic):
+        return ("np", value.dtype.str, value.tobytes())
+    if isinstance(value, dtypes.DType):
+        return ("dtype", value.name)
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(attr_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((k, attr_key(v)) for k, v in value.items())))
+    if isinstance(value, (str, bytes, bool)) or value is None:
+        return value
+    if isinstance(value, numbers.Number):
+        return (type(value).__name__, repr(value))
+    if hasattr(value, "as_list") and hasattr(value, "ndims"):  # TensorShape
+        return ("shape", None if value.ndims is None else tuple(value.as_list()))
+    try:
+        hash(value)
+        return (type(value).__name__, value)
+    except TypeError:
+        return ("id", id(value))
+
+
+def dedupe(nodes):
+    """Nodes in order without repeats (by identity)."""
+    seen, out = set(), []
+    for n in nodes:
+        if id(n) not in seen:
+            seen.add(id(n))
+            out.append(n)
+    return out
