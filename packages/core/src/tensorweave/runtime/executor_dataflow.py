@@ -36,7 +36,7 @@ class _Item:
 
     __slots__ = ("node", "index", "kernel_def", "compute", "role", "num_data_inputs", "num_control_inputs",
                  "out_edges", "control_out", "multi", "is_constant_enter", "frame_name", "parallel_iterations",
-                 "transfer", "control_trigger", "num_inputs", "heavy", "receives")
+                 "transfer", "control_trigger", "num_inputs", "heavy", "receives", "priority")
 
 
 class DataflowExecutor:
@@ -52,6 +52,7 @@ class DataflowExecutor:
         for i, node in enumerate(nodes):
             item = _Item()
             item.node, item.index = node, i
+            item.priority = i  # the plan's order: among ready nodes, the one that lowers peak memory first
             item.role = {"_Arg": "arg", "_Retval": "retval"}.get(node.op_type, node.op_def.executor_role)
             item.kernel_def = item.compute = None
             if item.role in (None,):
@@ -170,7 +171,7 @@ class _Run(FrameState):
     def _schedule(self, item, frame, it, dead, inputs):
         frame.iterations[it].outstanding_ops += 1
         self.in_flight += 1
-        heapq.heappush(self.ready, (item.index, next(self.arrivals), (item, frame, it, dead, inputs)))
+        heapq.heappush(self.ready, (item.priority, next(self.arrivals), (item, frame, it, dead, inputs)))
         if self.waiting and (self.eager or item.heavy or not self.active):
             self.cv.notify()
 

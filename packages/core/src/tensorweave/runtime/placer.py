@@ -4,8 +4,8 @@ It honours explicit device requests (partial specs allowed), colocation groups (
 and every op that uses a resource sits with the resource), kernel availability per device and
 dtype, soft placement, and earlier placements of stateful ops. A loop's Enter and NextIteration sit
 with their Merge and an Exit with its Switch (the partitioner carries the rest of a loop across
-devices). Where several devices remain, the cost model's simulated execution chooses
-(``placement_sim``); without a cost model, the preferred device type's first device.
+devices). Among the devices of the preferred type that remain, the cost model's simulated execution
+chooses (``placement_sim``); without a cost model, the first of them.
 """
 
 import sys
@@ -85,6 +85,7 @@ def place(graph, device_mgr, registries, config=None, sticky=None, cost_model=No
             decided[index] = host
             continue
         candidates = _candidates(group, device_mgr, registries, soft)
+        candidates = [d for d in candidates if d.device_type == candidates[0].device_type]  # the preferred type
         previous = [sticky[n.name] for n in group if n.name in sticky]
         chosen = next((d for d in candidates if d.name in previous), None)
         if chosen is None and (cost_model is None or len(candidates) == 1):
@@ -123,8 +124,8 @@ def _candidates(group, device_mgr, registries, soft):
         if not spec.is_compatible_with(req):
             if not soft:
                 raise errors.InvalidArgumentError(None, n.source, (
-                    f"cannot colocate op {n.name!r} ({n.op_type}) requested on {n.requested_device!r} with "
-                    f"{explicit.name!r} requested on {explicit.requested_device!r}: they are in one colocation "
+                    f"cannot colocate op {_describe(n)} requested on {n.requested_device!r} with "
+                    f"{_describe(explicit)} requested on {explicit.requested_device!r}: they are in one colocation "
                     f"group (colocate_with, or a shared resource). Make the requests agree, or set "
                     f"allow_soft_placement=True."))
             continue
@@ -141,7 +142,7 @@ def _candidates(group, device_mgr, registries, soft):
     if not devices and explicit is not None:
         with_kernel = ", ".join(d.name for d in everywhere) or "none"
         raise errors.InvalidArgumentError(None, explicit.source, (
-            f"cannot assign a device for operation {explicit.name!r} ({explicit.op_type}): it was explicitly "
+            f"cannot assign a device for operation {_describe(explicit)}: it was explicitly "
             f"requested on {explicit.requested_device!r}, but no such device exists here. Devices: "
             f"{', '.join(device_mgr.names()) or 'none'}. Devices with a kernel for it: {with_kernel}. "
             f"Change the tf.device() scope, or set ConfigProto(allow_soft_placement=True). "
@@ -150,12 +151,20 @@ def _candidates(group, device_mgr, registries, soft):
         if devices else group[0]
     if explicit is not None and everywhere:
         raise errors.InvalidArgumentError(None, missing.source, (
-            f"cannot assign a device for operation {missing.name!r} ({missing.op_type}): the requested device "
+            f"cannot assign a device for operation {_describe(missing)}: the requested device "
             f"{spec.to_string()!r} has no kernel for it"
             + (f" (with dtypes {_type_attrs(missing)})" if _type_attrs(missing) else "")
             + f". Devices with a kernel for it: {', '.join(d.name for d in everywhere)}. Change the "
             f"tf.device() scope or set ConfigProto(allow_soft_placement=True). Op created at {missing.where()}."))
     raise no_kernel_error(registries, missing, device_mgr)
+
+
+def _describe(node):
+    """The user's op name and type (a node the passes made, such as a folded constant, names its origin)."""
+    source = node.source
+    if source is not None and source.name != node.name:
+        return f"{source.name!r} ({source.type}; computed as {node.name!r})"
+    return f"{node.name!r} ({node.op_type})"
 
 
 def _type_attrs(node):

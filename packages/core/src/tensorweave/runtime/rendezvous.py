@@ -9,7 +9,7 @@ def make_key(send_device, send_incarnation, recv_device, tensor_name, frame_id="
 
 
 def parse_key(key):
-    send_device, incarnation, recv_device, tensor_name, frame_iter = key.split(";")
+    send_device, incarnation, recv_device, tensor_name, frame_iter = key.split(";", 4)  # frame ids hold ';' too
     frame_id, _, iteration = frame_iter.rpartition(":")
     return {"send_device": send_device, "incarnation": int(incarnation, 16), "recv_device": recv_device,
             "tensor_name": tensor_name, "frame_id": frame_id, "iteration": int(iteration)}

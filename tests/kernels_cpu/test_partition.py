@@ -1,0 +1,205 @@
+"""Partitioning across CPU devices: Send/Recv pairs and their rendezvous keys, one transfer per
+tensor and destination, control edges, cond and while_loop across devices, 16-bit transfers."""
+
+import collections
+import threading
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.runtime.rendezvous import make_key, parse_key
+
+CPU = "/job:localhost/replica:0/task:0/device:CPU:"
+
+
+def partition_graphs(sess, fetches, feed_dict=None):
+    meta = tf.RunMetadata()
+    value = sess.run(fetches, feed_dict, options=tf.RunOptions(output_partition_graphs=True), run_metadata=meta)
+    return value, meta.partition_graphs
+
+
+def _ops(graphs, op):
+    return [n for g in graphs for n in g.node if n.op == op]
+
+
+def _config(n=2, **kw):
+    return tf.ConfigProto(device_count={"CPU": n}, **kw)
+
+
+@pytest.mark.parametrize("executor", ["linear", "dataflow"])
+def test_one_transfer_per_tensor_and_destination(executor):
+    x = tf.placeholder(tf.float32, [3], name="x")
+    with tf.device("/cpu:0"):
+        shared = tf.multiply(x, 2.0, name="shared")
+    with tf.device("/cpu:1"):
+        on_one = tf.add_n([shared + 1.0, shared * 3.0, tf.abs(shared)])
+    with tf.device("/cpu:2"):
+        on_two = tf.add(shared, shared)
+    with tf.Session(config=_config(3, executor=executor)) as s:
+        (one, two), graphs = partition_graphs(s, [on_one, on_two], {x: [1.0, -2.0, 3.0]})
+    np.testing.assert_allclose(one, [2 + 1 + 6 + 2, -4 + 1 - 12 + 4, 6 + 1 + 18 + 6])
+    np.testing.assert_allclose(two, [4.0, -8.0, 12.0])
+    sends = [n for n in _ops(graphs, "_Send") if n.attr["tensor_name"] == "shared:0"]
+    recvs = [n for n in _ops(graphs, "_Recv") if n.attr["tensor_name"] == "shared:0"]
+    assert sorted(n.attr["recv_device"] for n in sends) == [CPU + "1", CPU + "2"]
+    assert sorted(n.device for n in recvs) == [CPU + "1", CPU + "2"]
+    for send in sends:
+        assert send.device == CPU + "0" and send.attr["send_device"] == CPU + "0"
+        assert isinstance(send.attr["send_device_incarnation"], int)
+
+
+def test_rendezvous_keys_name_devices_tensor_frame_and_iteration():
+    key = make_key(CPU + "0", 0xABC, "/job:worker/replica:0/task:3/device:CPU:0", "w:0", "/while;2", 7)
+    assert parse_key(key) == {"send_device": CPU + "0", "incarnation": 0xABC,
+                              "recv_device": "/job:worker/replica:0/task:3/device:CPU:0", "tensor_name": "w:0",
+                              "frame_id": "/while;2", "iteration": 7}
+    assert make_key(CPU + "0", 1, CPU + "1", "t:0", "", 0) != make_key(CPU + "0", 1, CPU + "1", "t:0", "", 1)
+
+
+def test_control_edges_cross_devices():
+    with tf.device("/cpu:0"):
+        counter = tf.Variable(0.0, name="counter")
+        bump = counter.assign_add(1.0)
+    with tf.device("/cpu:1"):
+        with tf.control_dependencies([bump]):
+            after = tf.add(tf.constant(5.0), tf.constant(1.0), name="after")
+    with tf.Session(config=_config(2)) as s:
+        s.run(counter.initializer)
+        value, graphs = partition_graphs(s, after)
+        for _ in range(2):
+            s.run(after)
+        assert value == 6.0 and s.run(counter) == 3.0
+    (token,) = _ops(graphs, "_ControlToken")
+    assert token.device == CPU + "0"
+    (after_node,) = [n for g in graphs for n in g.node if n.input and n.device == CPU + "1"
+                     and any(i.startswith("^") and "_recv_ctrl" in i for i in n.input)]
+    assert after_node.device == CPU + "1"
+
+
+def test_cond_across_three_devices_with_dead_branches():
+    p = tf.placeholder(tf.bool, [], name="p")
+    x = tf.placeholder(tf.float32, [2], name="x")
+
+    def yes():
+        with tf.device("/cpu:1"):
+            return tf.multiply(x, 10.0)
+
+    def no():
+        with tf.device("/cpu:2"):
+            return tf.add(x, -1.0)
+
+    with tf.device("/cpu:0"):
+        out = tf.cond(p, yes, no)
+    with tf.device("/cpu:1"):
+        after = tf.reduce_sum(out)  # a straight-line partition reading a value that may be dead
+    with tf.Session(config=_config(3)) as s:
+        (got, total), graphs = partition_graphs(s, [out, after], {p: True, x: [1.0, 2.0]})
+        np.testing.assert_allclose(got, [10.0, 20.0])
+        assert total == 30.0
+        np.testing.assert_allclose(s.run(out, {p: False, x: [1.0, 2.0]}), [0.0, 1.0])
+    assert {n.device for n in _ops(graphs, "Mul")} == {CPU + "1"}
+    assert {n.device for n in _ops(graphs, "Merge")} == {CPU + "0"}
+
+
+@pytest.mark.parametrize("parallel_iterations", [1, 10])
+def test_while_loop_body_and_condition_on_different_devices(parallel_iterations):
+    n = tf.placeholder(tf.int32, [], name="n")
+    w = tf.constant([[0.5, 0.0], [0.0, 2.0]])
+
+    def cond(i, v):
+        with tf.device("/cpu:0"):
+            return tf.less(i, n)
+
+    def body(i, v):
+        with tf.device("/cpu:1"):
+            v = tf.matmul(v, w) + 1.0
+        with tf.device("/cpu:2"):
+            i = i + 1
+        return i, v
+
+    with tf.device("/cpu:0"):
+        loop = tf.while_loop(cond, body, [tf.constant(0), tf.ones([1, 2])], parallel_iterations=parallel_iterations)
+    with tf.Session(config=_config(3)) as s:
+        (i, v), graphs = partition_graphs(s, loop, {n: 5})
+        want = np.ones([1, 2])
+        for _ in range(5):
+            want = want @ np.array([[0.5, 0.0], [0.0, 2.0]]) + 1.0
+        assert i == 5
+        np.testing.assert_allclose(v, want)
+        assert s.run(loop, {n: 0})[0] == 0  # no iteration at all
+        np.testing.assert_allclose(s.run(loop, {n: 1})[1], [[1.5, 3.0]])
+    control_loop_devices = {n.device for n in _ops(graphs, "Enter") if "_control_loop" in n.name}
+    assert {CPU + "1", CPU + "2"} <= control_loop_devices
+
+
+def test_nested_loops_across_devices_and_their_gradient():
+    x = tf.placeholder(tf.float32, [], name="x")
+
+    def outer_body(i, acc):
+        def inner_body(j, a):
+            with tf.device("/cpu:1"):
+                a = a * x
+            return j + 1, a
+
+        _, prod = tf.while_loop(lambda j, a: j < 2, inner_body, [tf.constant(0), tf.constant(1.0)])
+        return i + 1, acc + prod
+
+    with tf.device("/cpu:0"):
+        _, total = tf.while_loop(lambda i, acc: i < 3, outer_body, [tf.constant(0), tf.constant(0.0)])
+    grad = tf.gradients(total, x)[0]
+    with tf.Session(config=_config(2)) as s:
+        got, g = s.run([total, grad], {x: 1.5})
+    assert got == pytest.approx(3 * 1.5 ** 2) and g == pytest.approx(3 * 2 * 1.5)
+
+
+def test_a_loop_reading_a_tensor_from_another_device_every_iteration():
+    with tf.device("/cpu:1"):
+        step = tf.constant(2.5, name="step")
+    with tf.device("/cpu:0"):
+        _, total = tf.while_loop(lambda i, t: i < 4, lambda i, t: (i + 1, t + step), [0, 0.0])
+    with tf.Session(config=_config(2)) as s:
+        assert s.run(total) == 10.0
+
+
+def test_float32_transfers_compress_to_16_bits_when_asked():
+    x = tf.placeholder(tf.float32, [3])
+    k = tf.placeholder(tf.int32, [3])
+    with tf.device("/cpu:1"):
+        y = tf.multiply(x, 1.0)
+        j = tf.add(k, 0)
+    value = np.array([1.0001, 3.14159265, 6000.7], np.float32)
+    ints = np.array([1, 1 << 20, -7], np.int32)
+    for compress, close in [(False, 0.0), (True, 1e-3), ("bfloat16", 1e-2)]:
+        with tf.Session(config=_config(2, compress_transfers=compress)) as s:
+            (got, gi), graphs = partition_graphs(s, [y, j], {x: value, k: ints})
+        np.testing.assert_array_equal(gi, ints)
+        if close:
+            assert not np.array_equal(got, value)
+            np.testing.assert_allclose(got, value, rtol=close)
+            assert got.dtype == np.float32
+        else:
+            np.testing.assert_array_equal(got, value)
+        schemes = {n.attr["T"].name: n.attr["compress"] for n in _ops(graphs, "_Send")}
+        assert schemes["int32"] == "" and schemes["float32"] == {False: "", True: "float16"}.get(compress, compress)
+
+
+def test_concurrent_steps_keep_their_transfers_apart():
+    x = tf.placeholder(tf.float32, [])
+    with tf.device("/cpu:1"):
+        y = tf.multiply(x, 2.0)
+    with tf.device("/cpu:0"):
+        z = tf.add(y, 1.0)
+    results = collections.defaultdict(list)
+    with tf.Session(config=_config(2)) as s:
+        def worker(k):
+            for i in range(30):
+                results[k].append(s.run(z, {x: float(k * 100 + i)}))
+
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    for k in range(4):
+        assert results[k] == [2.0 * (k * 100 + i) + 1.0 for i in range(30)]
