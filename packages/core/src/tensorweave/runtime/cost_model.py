@@ -14,22 +14,23 @@ NETWORK_BYTES_PER_SECOND = 1e9  # between tasks, until a transport says otherwis
 UNKNOWN_DIM = 1  # a dimension unknown before the run counts as this many elements
 HEAVY_SECONDS = 5e-5  # ops at least this long are worth running on a thread beside others
 _SMOOTHING = 0.5  # weight of the newest measurement
+_PLUMBING = frozenset(("_Arg", "_Retval", "_Send", "_Recv", "_ControlToken"))
 
 
 def num_elements(shape):
     """Elements of a static shape; unknown dimensions count as UNKNOWN_DIM, unknown rank as one."""
-    if shape is None or getattr(shape, "ndims", None) is None:
+    dims = None if shape is None else shape.as_tuple()
+    if dims is None:
         return 1
     n = 1
-    for d in shape.as_list():
-        n *= UNKNOWN_DIM if d is None else max(d, 0)
+    for d in dims:
+        n *= UNKNOWN_DIM if d is None else d
     return n
 
 
 def _dims(shape):
-    if shape is None or getattr(shape, "ndims", None) is None:
-        return None
-    return [UNKNOWN_DIM if d is None else d for d in shape.as_list()]
+    dims = None if shape is None else shape.as_tuple()
+    return None if dims is None else [UNKNOWN_DIM if d is None else d for d in dims]
 
 
 def _input_shape(node, i):
@@ -95,24 +96,34 @@ class CostModel:
     # ---- estimates -----------------------------------------------------------------------
     def compute_seconds(self, node, device):
         """Estimated or measured time of ``node`` on ``device``."""
-        measured = self._seconds.get((node.name, device.device_type))
-        if measured is not None:
-            return measured
-        if node.op_type in ("_Arg", "_Retval") or node.role is not None:
+        if self._seconds:
+            measured = self._seconds.get((node.name, device.device_type))
+            if measured is not None:
+                return measured
+        if node.op_type in _PLUMBING or node.op_def.executor_role is not None:
             return PER_OP_SECONDS / 4
         rule = FLOPS.get(node.op_type)
         flops = rule(node) if rule is not None else None
-        moved = sum(self.tensor_bytes(src, slot) for src, slot in node.inputs)
-        moved += sum(self.tensor_bytes(node, s) for s in range(node.num_outputs))
+        moved = 0
+        for src, slot in node.inputs:
+            moved += self.tensor_bytes(src, slot)
+        largest = 0
+        made = 0
+        for slot in range(len(node.output_dtypes)):
+            elements = num_elements(node.output_shapes[slot])
+            largest = max(largest, elements)
+            made += elements * node.output_dtypes[slot].size
+        moved += self._bytes.get(node.name, made) if self._bytes else made
         if flops is None:
-            flops = max([num_elements(s) for s in node.output_shapes] or [0])
+            flops = largest
         return PER_OP_SECONDS + flops / device.flops_per_second + moved / device.bytes_per_second
 
     def tensor_bytes(self, node, slot):
-        measured = self._bytes.get(node.name)
-        if measured is not None and node.num_outputs == 1:
-            return measured
-        return output_bytes(node, slot)
+        if self._bytes:
+            measured = self._bytes.get(node.name)
+            if measured is not None and len(node.output_dtypes) == 1:
+                return measured
+        return num_elements(node.output_shapes[slot]) * node.output_dtypes[slot].size
 
     def transfer_seconds(self, nbytes, src_device, dst_device):
         """Time for one tensor to cross from ``src_device`` to ``dst_device``."""

@@ -85,7 +85,6 @@ def place(graph, device_mgr, registries, config=None, sticky=None, cost_model=No
             decided[index] = host
             continue
         candidates = _candidates(group, device_mgr, registries, soft)
-        candidates = [d for d in candidates if d.device_type == candidates[0].device_type]  # the preferred type
         previous = [sticky[n.name] for n in group if n.name in sticky]
         chosen = next((d for d in candidates if d.name in previous), None)
         if chosen is None and (cost_model is None or len(candidates) == 1):
@@ -115,6 +114,7 @@ def log_placement(graph):
 
 
 def _candidates(group, device_mgr, registries, soft):
+    """The devices of the preferred type that satisfy the group's requests and have its kernels."""
     spec = DeviceSpec()
     explicit = None
     for n in group:
@@ -132,11 +132,18 @@ def _candidates(group, device_mgr, registries, soft):
         spec.merge_from(req)
         explicit = explicit or n
     devices = device_mgr.matching(spec)
-    ok = [d for d in devices if all(has_kernel(registries, n, d.device_type) for n in group)]
-    if ok:
+    type_ok = {}
+
+    def runs_on(device):
+        ok = type_ok.get(device.device_type)
+        if ok is None:
+            ok = type_ok[device.device_type] = all(has_kernel(registries, n, device.device_type) for n in group)
         return ok
-    everywhere = [d for d in device_mgr.matching(DeviceSpec(spec.job, spec.replica, spec.task))
-                  if all(has_kernel(registries, n, d.device_type) for n in group)]
+
+    preferred = next((d for d in devices if runs_on(d)), None)  # devices come in priority order
+    if preferred is not None:
+        return [d for d in devices if d.device_type == preferred.device_type]
+    everywhere = [d for d in device_mgr.matching(DeviceSpec(spec.job, spec.replica, spec.task)) if runs_on(d)]
     if soft and everywhere:
         return everywhere
     if not devices and explicit is not None:

@@ -9,73 +9,71 @@ import heapq
 def memory_order(order, tensor_bytes):
     """A topological order of the nodes in ``order`` (itself topological; it breaks ties) that keeps
     fewer large tensors alive at once. ``tensor_bytes(node, slot)`` estimates an output's size."""
+    count = len(order)
     position = {id(n): i for i, n in enumerate(order)}
-    waiting = {}
-    consumers = {}
-    readers = {}  # (id(src), slot) -> distinct consumer nodes not yet run
-    for node in order:
-        preds = set()
+    waiting = [0] * count
+    consumers = [[] for _ in range(count)]
+    reads = [()] * count  # per node: the distinct tensors (producer position, slot) it reads
+    readers = {}  # tensor -> positions of the nodes reading it
+    for i, node in enumerate(order):
+        tensors, preds = set(), set()
         for src, slot in node.inputs:
-            if not _back_edge(src, node):
-                preds.add(id(src))
-                readers.setdefault((id(src), slot), set()).add(id(node))
+            p = position.get(id(src))
+            if p is None or src.role == "next_iteration" and node.role == "merge":
+                continue
+            tensors.add((p, slot))
+            preds.add(p)
         for c in node.control_inputs:
-            preds.add(id(c))
-        preds &= position.keys()
-        waiting[id(node)] = len(preds)
+            p = position.get(id(c))
+            if p is not None:
+                preds.add(p)
+        reads[i] = tuple(tensors)
+        for t in tensors:
+            readers.setdefault(t, []).append(i)
+        waiting[i] = len(preds)
         for p in preds:
-            consumers.setdefault(p, []).append(node)
+            consumers[p].append(i)
+    left = {t: len(r) for t, r in readers.items()}  # readers not yet run
     sizes = {}
 
-    def size(src, slot):
-        key = (id(src), slot)
-        if key not in sizes:
-            sizes[key] = tensor_bytes(src, slot)
-        return sizes[key]
+    def size(t):
+        b = sizes.get(t)
+        if b is None:
+            b = sizes[t] = tensor_bytes(order[t[0]], t[1])
+        return b
 
-    def score(node):
-        freed = sum(size(src, slot) for src, slot in {(s, i) for s, i in node.inputs}
-                    if readers.get((id(src), slot)) == {id(node)})
-        made = sum(size(node, s) for s in range(node.num_outputs))
-        return made - freed  # lower first
+    def score(i):  # bytes it allocates minus bytes it frees: lower first
+        made = sum(size((i, s)) for s in range(len(order[i].output_dtypes)) if (i, s) in left)
+        return made - sum(size(t) for t in reads[i] if left[t] == 1)
 
-    by_id = {id(n): n for n in order}
-    current = {}
+    current = [None] * count
     ready = []
-
-    def push(node):
-        current[id(node)] = entry = (score(node), position[id(node)], node)
-        heapq.heappush(ready, entry)
-
-    for n in order:
-        if waiting[id(n)] == 0:
-            push(n)
+    for i in range(count):
+        if waiting[i] == 0:
+            current[i] = entry = (score(i), i)
+            ready.append(entry)
+    heapq.heapify(ready)
+    done = [False] * count
     out = []
-    done = set()
     while ready:
         entry = heapq.heappop(ready)
-        node = entry[2]
-        if id(node) in done or current[id(node)] is not entry:
-            continue  # a stale entry: the node's score improved since
-        done.add(id(node))
-        out.append(node)
-        for src, slot in node.inputs:
-            left = readers.get((id(src), slot))
-            if left is None:
-                continue
-            left.discard(id(node))
-            if len(left) == 1:
-                (last,) = left
-                if waiting[last] == 0 and last not in done:
-                    push(by_id[last])  # it now frees this tensor: its score improved
-        for consumer in consumers.get(id(node), ()):
-            waiting[id(consumer)] -= 1
-            if waiting[id(consumer)] == 0:
-                push(consumer)
-    if len(out) != len(order):
+        i = entry[1]
+        if done[i] or current[i] is not entry:
+            continue  # stale: the node's score improved since
+        done[i] = True
+        out.append(order[i])
+        for t in reads[i]:
+            left[t] -= 1
+            if left[t] == 1:
+                last = next(r for r in readers[t] if not done[r])
+                if waiting[last] == 0:
+                    current[last] = entry = (score(last), last)  # it now frees this tensor
+                    heapq.heappush(ready, entry)
+        for c in consumers[i]:
+            waiting[c] -= 1
+            if waiting[c] == 0:
+                current[c] = entry = (score(c), c)
+                heapq.heappush(ready, entry)
+    if len(out) != count:
         return list(order)  # a cycle the caller's order already resolved (loops): keep it
     return out
-
-
-def _back_edge(src, node):
-    return src.role == "next_iteration" and node.role == "merge"

@@ -36,12 +36,14 @@ def attr_key(value):
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "O":
             return ("nd", value.shape, tuple(map(attr_key, value.ravel().tolist())))
-        digest = hashlib.blake2b(np.ascontiguousarray(value).tobytes(), digest_size=16).digest()
-        return ("nd", value.dtype.str, value.shape, digest)
+        data = np.ascontiguousarray(value).tobytes()
+        if len(data) > 64:
+            data = hashlib.blake2b(data, digest_size=16).digest()
+        return ("nd", value.dtype.str, value.shape, data)
     if isinstance(value, np.generic):
         return ("np", value.dtype.str, value.tobytes())
     if isinstance(value, dtypes.DType):
-        return ("dtype", value.name)
+        return value  # DTypes are interned
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, tuple(attr_key(v) for v in value))
     if isinstance(value, dict):
