@@ -148,3 +148,16 @@ def test_executor_choice_follows_the_cost_model():
     with tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=1)) as s:
         np.testing.assert_allclose(s.run(branches, feed), 2 * np.eye(512))
         assert _executor_kinds(s) == ["linear"]
+
+
+def test_measured_times_switch_a_partition_to_the_parallel_executor():
+    x = tf.placeholder(tf.float32, [None, None])  # unknown shapes: the estimates see tiny products
+    branches = tf.add(tf.matmul(x, x), tf.matmul(tf.transpose(x), x))
+    feed = {x: np.eye(768, dtype=np.float32)}
+    with tf.Session() as s:
+        s.run(branches, feed)
+        assert _executor_kinds(s) == ["linear"]
+        s.run(branches, feed, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+              run_metadata=tf.RunMetadata())
+        assert _executor_kinds(s) == ["dataflow"]
+        np.testing.assert_allclose(s.run(branches, feed), 2 * np.eye(768))

@@ -61,6 +61,15 @@ def test_cse_keeps_stateful_reads_devices_and_control_dependencies_apart():
     assert _types(graph)["Add"] == 3  # another device request, another control input
 
 
+def test_random_ops_are_neither_merged_nor_folded():
+    a, b = tf.random_uniform([4]), tf.random_uniform([4])
+    with tf.Session() as s:
+        (va, vb), graphs = _post_graph(s, [a, b])
+    assert not np.array_equal(va, vb)
+    post = collections.Counter(n.op for n in graphs.post_optimization_graph.node)
+    assert post[a.op.type] == 2
+
+
 def test_random_ops_are_never_pure():
     assert is_random("RandomUniform") and is_random("RandomStandardNormal") and is_random("TruncatedNormal")
     assert not is_random("StatelessRandomUniform") and not is_random("Add")

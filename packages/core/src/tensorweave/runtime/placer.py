@@ -126,7 +126,8 @@ def _candidates(group, device_mgr, registries, soft):
                 raise errors.InvalidArgumentError(None, n.source, (
                     f"cannot colocate op {_describe(n)} requested on {n.requested_device!r} with "
                     f"{_describe(explicit)} requested on {explicit.requested_device!r}: they are in one colocation "
-                    f"group (colocate_with, or a shared resource). Make the requests agree, or set "
+                    f"group (colocate_with, a shared resource, or a loop's Enter/Merge/NextIteration or "
+                    f"Switch/Exit). Make the requests agree, or set "
                     f"allow_soft_placement=True."))
             continue
         spec.merge_from(req)

@@ -34,6 +34,7 @@ class Plan:
         self._cost_model = cost_model
         self._nodes = nodes_per_partition or [getattr(ex, "nodes", None) for _, ex in partitions]
         self._has_control_flow = graph_has_control_flow
+        self._function_graphs = None
 
     def run(self, step, feeds, results, pool):
         partitions = self.partitions
@@ -87,7 +88,10 @@ class Plan:
                 for nodes, (_, ex) in zip(self._nodes, self.partitions)]
 
     def function_graphs(self):
-        """This signature's graph before and after the graph passes, and its partitions."""
+        """This signature's graph before and after the graph passes, and its partitions (built on the
+        first request, by pruning and optimizing again, and kept)."""
+        if self._function_graphs is not None:
+            return self._function_graphs
         pre = post = None
         if self._signature is not None and self._session is not None:
             pre_graph, _, _ = build_plan_graph(*self._signature)
@@ -95,7 +99,8 @@ class Plan:
             post_graph, _, _ = build_plan_graph(*self._signature)
             run_passes(post_graph, get_registries(), self._session.config, self._session.device_mgr)
             post = post_graph.as_graph_def()
-        return FunctionGraphs(pre, post, self.partition_graph_defs())
+        self._function_graphs = FunctionGraphs(pre, post, self.partition_graph_defs())
+        return self._function_graphs
 
 
 def compile_plan(session, fetch_tensors, targets, feed_tensors):

@@ -180,6 +180,8 @@ class BaseSession:
         for i, v in enumerate(results):
             if type(v) is np.ndarray and v.ndim == 0:
                 results[i] = v[()]  # rank-0 fetches come back as numpy scalars, as in TF
+        if run_metadata is not None:
+            run_metadata.Clear()  # each run's metadata replaces the last, as TF's ParseFromString
         if stats is not None:
             stats.fill(run_metadata.step_stats)
             plan.cost_model_observe(run_metadata.step_stats)
