@@ -39,14 +39,8 @@ Layout layout_of(const py::array& value, int64_t axis) {
     return l;
 }
 
-template <typename T>
-py::array bias_add_t(const py::array& value, const py::array& bias, int64_t axis, Activation act) {
-    const T* x = in_ptr<T>(value, "bias_add", "value");
-    const T* b = in_ptr<T>(bias, "bias_add", "bias");
-    const Layout l = layout_of(value, axis);
-    py::array result(value.dtype(), std::vector<py::ssize_t>(value.shape(), value.shape() + value.ndim()));
-    T* y = static_cast<T*>(result.mutable_data());
-    py::gil_scoped_release nogil;
+template <typename T, Activation act>
+void bias_add_loop(const T* x, const T* b, T* y, const Layout& l) {
     if (l.inner == 1) {
         parallel_range(l.outer, l.channels, [&](int64_t begin, int64_t end) {
             for (int64_t o = begin; o < end; ++o) {
@@ -55,15 +49,30 @@ py::array bias_add_t(const py::array& value, const py::array& bias, int64_t axis
                 for (int64_t c = 0; c < l.channels; ++c) out[c] = activate(in[c] + b[c], act);
             }
         });
-    } else {
-        parallel_range(l.outer * l.channels, l.inner, [&](int64_t begin, int64_t end) {
-            for (int64_t oc = begin; oc < end; ++oc) {
-                const T bc = b[oc % l.channels];
-                const T* __restrict in = x + oc * l.inner;
-                T* __restrict out = y + oc * l.inner;
-                for (int64_t k = 0; k < l.inner; ++k) out[k] = activate(in[k] + bc, act);
-            }
-        });
+        return;
+    }
+    parallel_range(l.outer * l.channels, l.inner, [&](int64_t begin, int64_t end) {
+        for (int64_t oc = begin; oc < end; ++oc) {
+            const T bc = b[oc % l.channels];
+            const T* __restrict in = x + oc * l.inner;
+            T* __restrict out = y + oc * l.inner;
+            for (int64_t k = 0; k < l.inner; ++k) out[k] = activate(in[k] + bc, act);
+        }
+    });
+}
+
+template <typename T>
+py::array bias_add_t(const py::array& value, const py::array& bias, int64_t axis, Activation act) {
+    const T* x = in_ptr<T>(value, "bias_add", "value");
+    const T* b = in_ptr<T>(bias, "bias_add", "bias");
+    const Layout l = layout_of(value, axis);
+    py::array result(value.dtype(), std::vector<py::ssize_t>(value.shape(), value.shape() + value.ndim()));
+    T* y = static_cast<T*>(result.mutable_data());
+    py::gil_scoped_release nogil;
+    switch (act) {
+        case Activation::kRelu: bias_add_loop<T, Activation::kRelu>(x, b, y, l); break;
+        case Activation::kRelu6: bias_add_loop<T, Activation::kRelu6>(x, b, y, l); break;
+        default: bias_add_loop<T, Activation::kNone>(x, b, y, l);
     }
     return result;
 }

@@ -16,8 +16,10 @@ namespace tw {
 
 namespace py = pybind11;
 
-// Below this many element-operations a loop runs on the calling thread: forking costs more than it saves.
-constexpr int64_t kParallelWork = 1 << 16;
+// Below this many element-operations a loop runs on the calling thread. Waking a second thread costs
+// tens of microseconds, and these loops are mostly memory-bound: on 2 cores shared with numpy's BLAS
+// threads, only the largest kernels gain from a second thread.
+constexpr int64_t kParallelWork = 1 << 21;
 
 inline int max_threads() {
 #ifdef TW_OPENMP

@@ -4,6 +4,7 @@
 // average pooling divides by the number of valid cells. A max window's gradient goes to its first
 // maximum in row-major window order, the cell equal to the forward output, as the numpy kernel does.
 #include <limits>
+#include <vector>
 
 #include "common.hpp"
 
@@ -49,41 +50,44 @@ py::array max_pool_t(const py::array& x, const Window& g) {
     return std::move(result);
 }
 
+// x, out and grad are C-contiguous NHWC here (the caller copies other layouts), so the channel loops vectorize.
 template <typename T>
 py::array max_pool_grad_t(const py::array& x, const py::array& out, const py::array& grad, const Window& g) {
     for (const py::array* a : {&out, &grad})
         if (a->ndim() != 4 || a->shape(0) != g.n || a->shape(1) != g.out_h || a->shape(2) != g.out_w ||
             a->shape(3) != g.c)
             throw py::value_error("max_pool_grad: out and grad must have the pooled shape");
-    require_dtype<T>(out, "max_pool_grad", "out");
-    require_dtype<T>(grad, "max_pool_grad", "grad");
-    const Strides4 sx = element_strides(x), so = element_strides(out), sg = element_strides(grad);
-    const T* xs = static_cast<const T*>(x.data());
-    const T* os = static_cast<const T*>(out.data());
-    const T* gs = static_cast<const T*>(grad.data());
+    const T* xs = in_ptr<T>(x, "max_pool_grad", "x");
+    const T* os = in_ptr<T>(out, "max_pool_grad", "out");
+    const T* gs = in_ptr<T>(grad, "max_pool_grad", "grad");
     py::array_t<T> result({g.n, g.h, g.w, g.c});
     T* dst = result.mutable_data();
     py::gil_scoped_release nogil;
     parallel_range(g.n, g.h * g.w * g.c + g.out_h * g.out_w * g.kh * g.kw * g.c, [&](int64_t begin, int64_t end) {
+        std::vector<T> open(g.c);  // 1 while the window's gradient has not found its maximum yet
         for (int64_t n = begin; n < end; ++n) {
             T* img = dst + n * g.h * g.w * g.c;
+            const T* xn = xs + n * g.h * g.w * g.c;
             std::fill_n(img, g.h * g.w * g.c, T(0));
             for (int64_t i = 0; i < g.out_h; ++i) {
                 const Span rows = valid(i, g.sh, g.pad_top, g.kh, g.h);
                 for (int64_t j = 0; j < g.out_w; ++j) {
                     const Span cols = valid(j, g.sw, g.pad_left, g.kw, g.w);
-                    const int64_t at = n * so.n + i * so.h + j * so.w, gat = n * sg.n + i * sg.h + j * sg.w;
-                    for (int64_t c = 0; c < g.c; ++c) {
-                        const T best = os[at + c * so.c];
-                        for (int64_t r = rows.begin; r < rows.end; ++r) {
-                            for (int64_t col = cols.begin; col < cols.end; ++col) {
-                                if (xs[n * sx.n + r * sx.h + col * sx.w + c * sx.c] == best) {
-                                    img[(r * g.w + col) * g.c + c] += gs[gat + c * sg.c];
-                                    goto next_channel;
-                                }
+                    const int64_t at = ((n * g.out_h + i) * g.out_w + j) * g.c;
+                    const T* __restrict best = os + at;
+                    const T* __restrict gr = gs + at;
+                    T* __restrict pending = open.data();
+                    std::fill_n(pending, g.c, T(1));
+                    for (int64_t r = rows.begin; r < rows.end; ++r) {
+                        for (int64_t col = cols.begin; col < cols.end; ++col) {
+                            const T* __restrict xv = xn + (r * g.w + col) * g.c;
+                            T* __restrict dv = img + (r * g.w + col) * g.c;
+                            for (int64_t c = 0; c < g.c; ++c) {
+                                const T hit = xv[c] == best[c] ? pending[c] : T(0);
+                                dv[c] += hit != T(0) ? gr[c] : T(0);
+                                pending[c] -= hit;
                             }
                         }
-                    next_channel:;
                     }
                 }
             }

@@ -27,11 +27,19 @@ from tensorweave_cpu.kernels.training import _NO_LOCKS, _check_shapes, _Locks
 def _load():
     if os.environ.get("TENSORWEAVE_CPU_NATIVE", "1").strip().lower() in ("0", "false", "off", "no"):
         return None, "native kernels off: disabled by TENSORWEAVE_CPU_NATIVE"
+    # OpenMP threads that spin while idle starve numpy's BLAS threads on the same cores (a 30x slowdown
+    # of a small update measured on 2 cores): unless the user chose, they sleep. libgomp reads this once,
+    # when it loads, so the variable is set only around the import and other libraries never see it.
+    chosen = "OMP_WAIT_POLICY" in os.environ
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         from tensorweave_cpu import _native
     except ImportError as e:
         return None, (f"native kernels off: the C++ extension tensorweave_cpu._native did not import ({e}); "
                       f"reinstall tensorweave-kernels-cpu with a C++ compiler to build it")
+    finally:
+        if not chosen:
+            del os.environ["OMP_WAIT_POLICY"]
     threads = f"OpenMP, {_native.threads()} threads" if _native.openmp else "no OpenMP, 1 thread"
     return _native, f"native kernels on ({threads})"
 
@@ -125,7 +133,7 @@ def max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format):
     windows = _pool_windows(x.shape, ksize, strides, padding, data_format)
     _check_pooled(grad, windows)
     _check_pooled(out, windows)
-    return from_nhwc(native.max_pool_grad(x, out, grad, _geometry(windows)), data_format)
+    return from_nhwc(native.max_pool_grad(_c(x), _c(out), _c(grad), _geometry(windows)), data_format)
 
 
 @_register("AvgPool")

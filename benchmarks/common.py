@@ -1,0 +1,115 @@
+"""What every benchmark shares: the module contract, interleaved step timing, and the optional PyTorch.
+
+A benchmark module defines ``BENCHMARK = Benchmark(name, title, run)``; ``run(options)`` returns a list of
+Cases, each holding one step function per implementation. The suite times the implementations of a case
+in the same process, round-robin (so a burst of load elsewhere on the machine hits all of them alike),
+and reports medians and ratios.
+"""
+
+import dataclasses
+import gc
+import time
+
+import numpy as np
+
+TORCH_VERSION = "2.13.0"
+
+
+@dataclasses.dataclass
+class Benchmark:
+    name: str
+    title: str
+    run: object  # run(options) -> list[Case]
+
+
+@dataclasses.dataclass
+class Case:
+    """One measured setting: ``steps`` maps an implementation name to a zero-argument step function.
+
+    ``unit`` is what one call does ("step", or "op" with ``per_call`` ops per call); ``check`` maps
+    implementation names to the value each computed on the same inputs (asserted equal before timing).
+    """
+
+    name: str
+    steps: dict
+    unit: str = "step"
+    per_call: int = 1
+    check: dict = dataclasses.field(default_factory=dict)
+    check_rtol: float = 1e-4
+    note: str = ""
+
+
+@dataclasses.dataclass
+class Options:
+    rounds: int = 7
+    min_seconds: float = 0.25  # per implementation per round
+    warmup: int = 5
+    only: tuple = ()
+
+
+def torch_or_none():
+    """PyTorch when installed (any version; the report names it), else None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def measure(case, options):
+    """Per-call seconds for each implementation of ``case``: warmed up, then timed round-robin."""
+    for fn in case.steps.values():
+        for _ in range(options.warmup):
+            fn()
+    calls = {name: _calls_for(fn, options.min_seconds) for name, fn in case.steps.items()}
+    times = {name: [] for name in case.steps}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(options.rounds):
+            for name, fn in case.steps.items():
+                record = times[name].append
+                for _ in range(calls[name]):
+                    start = time.perf_counter()
+                    fn()
+                    record(time.perf_counter() - start)
+            gc.collect()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return times
+
+
+def _calls_for(fn, seconds):
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-6)
+    return int(min(max(seconds / once, 3), 2000))
+
+
+def check_agreement(case):
+    """Raises if the implementations of ``case`` disagree on the value they computed from the same inputs."""
+    values = {name: np.asarray(v, dtype=np.float64) for name, v in case.check.items()}
+    if len(values) < 2:
+        return
+    reference_name, reference = next(iter(values.items()))
+    for name, value in values.items():
+        if not np.allclose(value, reference, rtol=case.check_rtol, atol=case.check_rtol):
+            raise AssertionError(f"{case.name}: {name} computed {value.ravel()[:4]} but {reference_name} computed "
+                                 f"{reference.ravel()[:4]}; the implementations do not do the same step")
+
+
+def summarize(case, times):
+    """One row per implementation: median and spread in ms per unit, and ratios to numpy and PyTorch."""
+    rows = []
+    medians = {name: float(np.median(t)) / case.per_call for name, t in times.items()}
+    for name, t in times.items():
+        per_unit = np.asarray(t) / case.per_call
+        row = {"case": case.name, "implementation": name, "unit": case.unit, "calls": len(t),
+               "median_ms": medians[name] * 1e3, "p10_ms": float(np.percentile(per_unit, 10)) * 1e3,
+               "p90_ms": float(np.percentile(per_unit, 90)) * 1e3}
+        for other in ("numpy", "pytorch"):
+            if other in medians and other != name:
+                row[f"vs_{other}"] = medians[name] / medians[other]
+        rows.append(row)
+    return rows

@@ -1,0 +1,63 @@
+"""The machine and software a benchmark run measured: CPU, cores, BLAS and its environment, versions."""
+
+import os
+import platform
+import subprocess
+
+OPENBLAS_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _blas():
+    import numpy as np
+    try:
+        config = np.show_config(mode="dicts")
+        blas = config["Build Dependencies"]["blas"]
+        return f"{blas.get('name')} {blas.get('version')}"
+    except Exception:  # older numpy: no dicts mode
+        return "unknown"
+
+
+def _git_commit():
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10,
+                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def describe():
+    import numpy as np
+
+    from benchmarks.common import torch_or_none
+    torch = torch_or_none()
+    try:
+        from tensorweave_cpu.kernels import native
+        native_status = native.STATUS
+    except ImportError as e:
+        native_status = f"tensorweave-kernels-cpu not importable: {e}"
+    return {
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "blas": _blas(),
+        "openblas_env": {k: os.environ.get(k) for k in OPENBLAS_VARIABLES},
+        "thread_env": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOMP_SPINCOUNT")
+                       if k in os.environ},
+        "pytorch": f"{torch.__version__} ({torch.get_num_threads()} threads)" if torch else None,
+        "tensorweave_native": native_status,
+        "commit": _git_commit(),
+    }

@@ -1,0 +1,130 @@
+"""MLP training step: 784-256-256-10, ReLU, softmax cross-entropy, plain SGD; batch 64 and 512.
+
+The same step three ways from the same initial weights and batch: a Tensorweave graph written as a TF1
+user would (tf.layers.dense, sparse softmax cross-entropy, GradientDescentOptimizer, Session.run with a
+feed_dict), hand-written numpy (forward, backward and update, no framework), and PyTorch eager.
+"""
+
+import numpy as np
+
+from benchmarks.common import Benchmark, Case, torch_or_none
+
+SIZES = (784, 256, 256, 10)
+LEARNING_RATE = 0.01
+
+
+def initial_weights(rng):
+    """Glorot-uniform kernels [in, out] and zero biases, float32."""
+    weights = []
+    for fan_in, fan_out in zip(SIZES[:-1], SIZES[1:]):
+        limit = np.sqrt(6.0 / (fan_in + fan_out))
+        weights.append((rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32),
+                        np.zeros(fan_out, np.float32)))
+    return weights
+
+
+def batch_of(batch, rng):
+    return rng.standard_normal((batch, SIZES[0])).astype(np.float32), rng.integers(0, SIZES[-1], batch).astype(np.int32)
+
+
+def tensorweave_step(weights, x, labels):
+    import tensorweave as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        inputs = tf.placeholder(tf.float32, [None, SIZES[0]])
+        targets = tf.placeholder(tf.int32, [None])
+        h = inputs
+        for k, (kernel, bias) in enumerate(weights):
+            last = k == len(weights) - 1
+            h = tf.layers.dense(h, kernel.shape[1], activation=None if last else tf.nn.relu,
+                                kernel_initializer=tf.constant_initializer(kernel),
+                                bias_initializer=tf.constant_initializer(bias))
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=h))
+        train = tf.train.GradientDescentOptimizer(LEARNING_RATE).minimize(loss)
+        init = tf.global_variables_initializer()
+    sess = tf.Session(graph=graph)
+    sess.run(init)
+    feed = {inputs: x, targets: labels}
+    return lambda: sess.run(train, feed), lambda: sess.run([loss, train], feed)[0]
+
+
+def numpy_step(weights, x, labels):
+    """Forward, backward and SGD by hand, in place where numpy allows."""
+    params = [(w.copy(), b.copy()) for w, b in weights]
+    rows = np.arange(len(labels))
+    lr = np.float32(LEARNING_RATE)
+
+    def step():
+        activations = [x]
+        for w, b in params[:-1]:
+            h = activations[-1] @ w
+            h += b
+            np.maximum(h, 0, out=h)
+            activations.append(h)
+        logits = activations[-1] @ params[-1][0]
+        logits += params[-1][1]
+        logits -= logits.max(axis=1, keepdims=True)
+        probs = np.exp(logits)
+        probs /= probs.sum(axis=1, keepdims=True)
+        loss = -np.log(probs[rows, labels]).mean()
+        delta = probs
+        delta[rows, labels] -= 1
+        delta /= len(labels)
+        for k in range(len(params) - 1, -1, -1):
+            w, b = params[k]
+            grad_w = activations[k].T @ delta
+            grad_b = delta.sum(axis=0)
+            if k:
+                delta = delta @ w.T
+                delta *= activations[k] > 0
+            w -= lr * grad_w
+            b -= lr * grad_b
+        return loss
+
+    return step, step
+
+
+def torch_step(torch, weights, x, labels):
+    layers = []
+    for k, (kernel, bias) in enumerate(weights):
+        linear = torch.nn.Linear(*kernel.shape)
+        with torch.no_grad():
+            linear.weight.copy_(torch.from_numpy(kernel.T.copy()))
+            linear.bias.copy_(torch.from_numpy(bias))
+        layers += [linear] if k == len(weights) - 1 else [linear, torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
+    inputs, targets = torch.from_numpy(x), torch.from_numpy(labels.astype(np.int64))
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.cross_entropy(model(inputs), targets)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step, lambda: float(step().detach())
+
+
+def implementations(weights, x, labels):
+    """name -> (step, step returning the loss before its update)."""
+    impls = {"tensorweave": tensorweave_step(weights, x, labels), "numpy": numpy_step(weights, x, labels)}
+    torch = torch_or_none()
+    if torch is not None:
+        impls["pytorch"] = torch_step(torch, weights, x, labels)
+    return impls
+
+
+def run(options):
+    cases = []
+    for batch in (64, 512):
+        rng = np.random.default_rng(batch)
+        weights, (x, labels) = initial_weights(rng), batch_of(batch, rng)
+        impls = implementations(weights, x, labels)
+        check = {name: [with_loss() for _ in range(3)] for name, (_, with_loss) in impls.items()}
+        cases.append(Case(f"mlp batch {batch}", {name: step for name, (step, _) in impls.items()}, check=check))
+    return cases
+
+
+BENCHMARK = Benchmark("mlp", "MLP training step (784-256-256-10, ReLU, softmax cross-entropy, SGD)", run)

@@ -1,0 +1,35 @@
+"""Issue 11's speed targets, checked against the rows of one run (ratios within that run only)."""
+
+EXECUTOR_OVERHEAD_US = 0.5
+
+
+def _median(rows, case, implementation):
+    for row in rows:
+        if row["case"] == case and row["implementation"] == implementation:
+            return row["median_ms"]
+    return None
+
+
+def _ratio(rows, case, a, b):
+    ma, mb = _median(rows, case, a), _median(rows, case, b)
+    return None if ma is None or mb is None else ma / mb
+
+
+def evaluate(rows):
+    """[(target, measured, met)]: met is None when the run lacks what the target needs."""
+    results = []
+    per_op = _median(rows, "per-op overhead (1,000 adds)", "tensorweave")
+    results.append((f"executor overhead per op <= {EXECUTOR_OVERHEAD_US} us",
+                    None if per_op is None else f"{per_op * 1e3:.2f} us",
+                    None if per_op is None else per_op * 1e3 <= EXECUTOR_OVERHEAD_US))
+    for case, limit, against in (("mlp batch 64", 1.0, "numpy"), ("mlp batch 512", 0.75, "numpy"),
+                                 ("cnn batch 32", 1.0, "pytorch")):
+        ratio = _ratio(rows, case, "tensorweave", against)
+        results.append((f"{case}: tensorweave <= {limit:.2f}x {against}",
+                        None if ratio is None else f"{ratio:.2f}x", None if ratio is None else ratio <= limit))
+    sparse = _median(rows, "embedding update, sparse rows", "tensorweave")
+    dense = _median(rows, "embedding update, dense table", "tensorweave")
+    speedup = None if sparse is None or dense is None else dense / sparse
+    results.append(("sparse embedding update >= 10x faster than dense", None if speedup is None else f"{speedup:.1f}x",
+                    None if speedup is None else speedup >= 10))
+    return results
