@@ -42,10 +42,9 @@ def _index_dtype(values):
     return dtypes.int64 if arr.size and (arr.max() > np.iinfo(np.int32).max) else dtypes.int32
 
 
-def _static_dims(op):
-    """The input's dims if fully known while building, else None."""
-    shape = op.inputs[0].shape
-    return shape.as_list() if shape.is_fully_defined() else None
+def _constant(value, dtype, name):
+    from tensorweave.ops.array_ops import constant_from_numpy
+    return constant_from_numpy(np.array(value, dtypes.as_dtype(dtype).as_numpy_dtype), name=name)
 
 
 # ---- Shape, ShapeN, Size, Rank --------------------------------------------------------------------------------------
@@ -62,32 +61,23 @@ RANK = DEFS.define("Rank", inputs=["input: T"], outputs=["output: int32"], attrs
                    shape_fn=common_shapes.scalar_shape, doc="The number of dimensions of a tensor.")
 
 
+@SHAPE_N.set_shape_fn
 @SHAPE.set_shape_fn
 def _shape_shape(op):
-    return tensor_shape.TensorShape([op.inputs[0].shape.ndims])
-
-
-@SHAPE_N.set_shape_fn
-def _shape_n_shape(op):
     return [tensor_shape.TensorShape([t.shape.ndims]) for t in op.inputs]
 
 
+@register_constant_evaluator("ShapeN")
 @register_constant_evaluator("Shape")
 def _shape_value(op, index):
-    dims = _static_dims(op)
-    return None if dims is None else np.array(dims, op.outputs[0].dtype.as_numpy_dtype)
-
-
-@register_constant_evaluator("ShapeN")
-def _shape_n_value(op, index):
     shape = op.inputs[index].shape
     return np.array(shape.as_list(), op.outputs[index].dtype.as_numpy_dtype) if shape.is_fully_defined() else None
 
 
 @register_constant_evaluator("Size")
 def _size_value(op, index):
-    dims = _static_dims(op)
-    return None if dims is None else np.array(int(np.prod(dims, dtype=np.int64)), op.outputs[0].dtype.as_numpy_dtype)
+    n = op.inputs[0].shape.num_elements()
+    return None if n is None else np.array(n, op.outputs[0].dtype.as_numpy_dtype)
 
 
 @register_constant_evaluator("Rank")
@@ -99,11 +89,9 @@ def _rank_value(op, index):
 def shape(input, name=None, out_type=dtypes.int32):  # noqa: A002 - TF's argument name
     """The shape of ``input`` as a 1-D tensor of ``out_type``; a constant when the static shape is known."""
     input = convert_to_tensor(input)  # noqa: A001
-    out_type = dtypes.as_dtype(out_type)
     if input.shape.is_fully_defined():
-        from tensorweave.ops.array_ops import constant_from_numpy
-        return constant_from_numpy(np.array(input.shape.as_list(), out_type.as_numpy_dtype), name=name or "Shape")
-    return apply_op("Shape", [input], {"out_type": out_type}, name=name or "Shape")
+        return _constant(input.shape.as_list(), out_type, name or "Shape")
+    return apply_op("Shape", [input], {"out_type": dtypes.as_dtype(out_type)}, name=name or "Shape")
 
 
 def shape_n(input, out_type=dtypes.int32, name=None):  # noqa: A002
@@ -112,22 +100,18 @@ def shape_n(input, out_type=dtypes.int32, name=None):  # noqa: A002
 
 
 def size(input, name=None, out_type=dtypes.int32):  # noqa: A002
-    """The number of elements of ``input`` as a scalar of ``out_type``."""
+    """The number of elements of ``input`` as a scalar of ``out_type``; a constant when known."""
     input = convert_to_tensor(input)  # noqa: A001
-    out_type = dtypes.as_dtype(out_type)
     if input.shape.is_fully_defined():
-        from tensorweave.ops.array_ops import constant_from_numpy
-        value = np.array(input.shape.num_elements(), out_type.as_numpy_dtype)
-        return constant_from_numpy(value, name=name or "Size")
-    return apply_op("Size", [input], {"out_type": out_type}, name=name or "Size")
+        return _constant(input.shape.num_elements(), out_type, name or "Size")
+    return apply_op("Size", [input], {"out_type": dtypes.as_dtype(out_type)}, name=name or "Size")
 
 
 def rank(input, name=None):  # noqa: A002
-    """The number of dimensions of ``input`` as an int32 scalar."""
+    """The number of dimensions of ``input`` as an int32 scalar; a constant when known."""
     input = convert_to_tensor(input)  # noqa: A001
     if input.shape.ndims is not None:
-        from tensorweave.ops.array_ops import constant_from_numpy
-        return constant_from_numpy(np.array(input.shape.ndims, np.int32), name=name or "Rank")
+        return _constant(input.shape.ndims, dtypes.int32, name or "Rank")
     return apply_op("Rank", [input], name=name or "Rank")
 
 
