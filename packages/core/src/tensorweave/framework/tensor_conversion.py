@@ -125,7 +125,9 @@ def convert_n_to_tensor(values, dtype=None, name=None):
 
 
 def python_scalar_dtype(value):
-    """The dtype TF gives a bare Python number, or None if it is not one."""
+    """The dtype TF gives a bare Python number (a numpy scalar keeps its own), or None if it is not one."""
+    if isinstance(value, np.generic):
+        return dtypes.as_dtype(value.dtype) if value.dtype.kind in "biuf" else None
     if isinstance(value, bool):
         return dtypes.bool
     if isinstance(value, numbers.Integral):
