@@ -11,8 +11,10 @@ __all__ = ["SummarySaverHook"]
 
 class SummarySaverHook(SessionRunHook):
     """Fetches the summary op(s) with the training step every ``save_steps`` steps (or ``save_secs``
-    seconds) and writes them at the global step, as TF1's hook does; the first run always saves and
-    marks a session START, so the dashboard can drop points a restart made stale."""
+    seconds) and writes them at the global step after that run, as TF1's hook does; the first run always
+    saves and marks a session START, so the dashboard can drop points a restart made stale. The global
+    step is read again only when the next run may be due, so the steps are exact whichever order the
+    fetch and the increment ran in."""
 
     def __init__(self, save_steps=None, save_secs=None, output_dir=None, summary_writer=None, scaffold=None,
                  summary_op=None):
@@ -51,17 +53,17 @@ class SummarySaverHook(SessionRunHook):
         return SessionRunArgs(requests)
 
     def after_run(self, run_context, run_values):
-        results = run_values.results
-        step = int(results["global_step"]) + 1
-        if self._next_step is None or self._request_summary:
-            step = int(run_context.session.run(self._global_step))
+        fetched = int(run_values.results["global_step"])  # read before or after this run's increment
+        step = None
+        if self._next_step is None or self._request_summary or self._timer.should_trigger_for_step(fetched + 2):
+            step = int(run_context.session.run(self._global_step))  # the exact step, when it matters
         if self._next_step is None:
             self._summary_writer.add_session_log(protos.SessionLog(status=protos.SessionLog.START), step)
         if self._request_summary:
             self._timer.update_last_triggered_step(step)
-            for summary in results.get("summary", ()):
+            for summary in run_values.results.get("summary", ()):
                 self._summary_writer.add_summary(summary, step)
-        self._next_step = step + 1
+        self._next_step = (fetched if step is None else step) + 1
 
     def end(self, session=None):
         if self._summary_writer is not None:

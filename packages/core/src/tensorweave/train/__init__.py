@@ -23,3 +23,15 @@ from tensorweave.train.session_manager import *  # noqa: F401,F403
 from tensorweave.train.session_run_hook import *  # noqa: F401,F403
 from tensorweave.train.sync_replicas_optimizer import *  # noqa: F401,F403
 from tensorweave.train.training_util import *  # noqa: F401,F403
+
+
+def __getattr__(name):
+    # TF1's tf.train.SummarySaverHook lives in the dashboard package, which the core does not depend on.
+    if name == "SummarySaverHook":
+        try:
+            from tensorweave_board import SummarySaverHook
+        except ImportError:
+            raise ImportError("tf.train.SummarySaverHook needs tensorweave[board] (the tensorboard-lite package): "
+                              "pip install tensorweave[board]") from None
+        return SummarySaverHook
+    raise AttributeError(f"module 'tensorweave.train' has no attribute {name!r}")
