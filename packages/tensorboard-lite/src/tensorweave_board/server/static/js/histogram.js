@@ -15,13 +15,13 @@ export function drawHistograms(canvas, data, color) {
   if (!hists.length) { g.fillText("no data yet", w / 2 - 25, h / 2); return; }
   const amp = 56, left = 44, right = 12, top = amp + 6, bottom = 24;
   const pw = w - left - right, ph = h - top - bottom;
-  const peak = Math.max(1e-12, ...hists.map((x) => Math.max(...x.counts)));
   const lo = edges[0], hi = edges[edges.length - 1];
   const sx = (v) => left + ((v - lo) / (hi - lo)) * pw;
   const rowGap = hists.length > 1 ? ph / (hists.length - 1) : 0;
   hists.forEach((hist, r) => {
     const base = top + r * rowGap;
     const shade = 0.35 + 0.65 * (hists.length > 1 ? r / (hists.length - 1) : 1);
+    const peak = Math.max(1e-12, ...hist.counts);  // each step scaled to its own peak, so every shape shows
     g.beginPath();
     g.moveTo(sx(lo), base);
     hist.counts.forEach((c, i) => { g.lineTo(sx((edges[i] + edges[i + 1]) / 2), base - (c / peak) * amp); });

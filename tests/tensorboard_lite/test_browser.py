@@ -1,0 +1,132 @@
+"""The dashboard in a real browser: headless Chromium (Debian's package, driven by Playwright) against the
+server over a log directory written by a short run of the digits MLP example. Screenshots of every view
+are kept in test-artifacts/tensorboard_lite/."""
+
+import math
+import os
+import shutil
+import sys
+
+import pytest
+
+from tensorweave_board.server.logdir import Logdir
+from tensorweave_board.server.web import BoardServer
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed: apt-get install -y chromium "
+                                                         "(make test installs it when run as root)")
+sync_api = pytest.importorskip("playwright.sync_api", reason="needs the test extra: pip install playwright")
+pytest.importorskip("sklearn", reason="the digits example needs the examples extra: pip install tensorweave[examples]")
+pytest.importorskip("tqdm", reason="the digits example needs the examples extra: pip install tensorweave[examples]")
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+ARTIFACTS = os.path.join(ROOT, "test-artifacts", "tensorboard_lite")
+ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", "--disable-sync"]
+STEPS, EPOCHS, EVERY = 90, 2, 10  # 45 steps an epoch at batch 32
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    logdir = tmp_path_factory.mktemp("runs")
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    try:
+        import digits_mlp
+        digits_mlp.main(["--steps", str(STEPS), "--epochs", str(EPOCHS), "--quiet", "--summary-every", str(EVERY),
+                         "--logdir", str(logdir / "digits_mlp")])
+    finally:
+        sys.path.remove(os.path.join(ROOT, "examples"))
+    ld = Logdir(str(logdir), reload_interval=1.0)
+    ld.reload()
+    server = BoardServer(ld, "127.0.0.1", 0)
+    server.start()
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(server.url)
+        yield page, errors
+        browser.close()
+    server.shutdown()
+    server.server_close()
+
+
+def _tab(page, name):
+    page.click(f"#tabs button[data-tab={name}]")
+
+
+def test_scalar_charts_show_each_tag_with_every_point(board):
+    page, errors = board
+    train_points, test_points = math.ceil(STEPS / EVERY), EPOCHS
+    for tag in ("metrics/loss", "metrics/accuracy"):
+        card = page.locator(f'.card[data-tag="{tag}"][data-loaded="1"]')
+        card.wait_for(timeout=15000)
+        assert card.locator("h3").inner_text().strip() == tag
+        train = card.locator('li[data-run="digits_mlp/train"]')
+        test = card.locator('li[data-run="digits_mlp/test"]')
+        assert train.get_attribute("data-total") == str(train_points)
+        assert test.get_attribute("data-total") == str(test_points)
+        assert f"{train_points} points" in train.inner_text()
+    page.screenshot(path=os.path.join(ARTIFACTS, "scalars.png"))
+    page.check('#x-axis input[value="relative"]')
+    page.fill("#tag-filter", "loss")
+    page.wait_for_function("document.querySelectorAll('#view-scalars .card').length === 1")
+    page.locator('.card[data-tag="metrics/loss"][data-loaded="1"]').wait_for()
+    page.screenshot(path=os.path.join(ARTIFACTS, "scalars-relative-filtered.png"))
+    page.fill("#tag-filter", "")
+    assert errors == []
+
+
+def test_histograms_images_and_text_views(board):
+    page, errors = board
+    train_points = math.ceil(STEPS / EVERY)
+    _tab(page, "histograms")
+    cards = page.locator('#view-histograms .card[data-loaded="1"]')
+    page.wait_for_function("document.querySelectorAll('#view-histograms .card[data-loaded=\"1\"]').length === 4")
+    tags = sorted(cards.nth(i).get_attribute("data-tag") for i in range(cards.count()))
+    assert tags == ["weights/hidden/bias", "weights/hidden/kernel", "weights/logits/bias", "weights/logits/kernel"]
+    assert {cards.nth(i).get_attribute("data-count") for i in range(4)} == {str(train_points)}
+    page.screenshot(path=os.path.join(ARTIFACTS, "histograms.png"))
+    _tab(page, "images")
+    page.wait_for_function("document.querySelectorAll('#view-images .card[data-loaded=\"1\"]').length === 3")
+    image = page.locator('#view-images .card[data-tag="inputs/image/0"] img')
+    page.wait_for_function("document.querySelector('#view-images img').naturalWidth === 8")
+    assert image.get_attribute("alt") == f"inputs/image/0 at step {(train_points - 1) * EVERY}"
+    page.screenshot(path=os.path.join(ARTIFACTS, "images.png"))
+    _tab(page, "text")
+    page.locator('#view-text .card[data-tag="hyperparameters"][data-loaded="1"]').wait_for()
+    assert "| learning_rate | 0.002 |" in page.locator("#view-text pre").first.inner_text()
+    page.screenshot(path=os.path.join(ARTIFACTS, "text.png"))
+    assert errors == []
+
+
+def test_graph_view_shows_the_ops_grouped_by_scope(board):
+    page, errors = board
+    _tab(page, "graph")
+    page.locator('#graph-svg g.node[data-id="hidden"]').wait_for(timeout=15000)
+    labels = set(page.locator("#graph-svg g.node > text").all_text_contents())
+    assert {"images", "labels"} <= labels
+    assert any(t.startswith("▸ hidden (") for t in labels) and any(t.startswith("▸ Adam (") for t in labels)
+    page.screenshot(path=os.path.join(ARTIFACTS, "graph.png"))
+    page.click('#graph-svg g.node[data-id="hidden"]')
+    page.locator('#graph-svg g.node[data-id="hidden/MatMul"]').wait_for()
+    assert page.locator('#graph-svg g.node[data-id="hidden/MatMul"]').get_attribute("data-op") == "MatMul"
+    assert page.locator('#graph-svg g.node.expanded[data-id="hidden"]').count() == 1
+    page.click('#graph-svg g.node[data-id="hidden/MatMul"]')
+    assert "MatMul" in page.locator("#graph-info").inner_text()
+    page.screenshot(path=os.path.join(ARTIFACTS, "graph-expanded.png"))
+    assert errors == []
+
+
+def test_timeline_view_draws_the_traced_step(board):
+    page, errors = board
+    _tab(page, "timeline")
+    page.locator("#timeline-box canvas").wait_for(timeout=15000)
+    assert page.locator("#timeline-tag option").all_inner_texts() == [f"step{EVERY}"]
+    height = page.evaluate("document.querySelector('#timeline-box canvas').clientHeight")
+    assert height > 22 + 22  # the axis and at least one lane
+    page.screenshot(path=os.path.join(ARTIFACTS, "timeline.png"))
+    assert errors == []
