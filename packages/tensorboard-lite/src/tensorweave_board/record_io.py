@@ -96,29 +96,32 @@ class RecordReader:
 
     def _parse(self, buf, out, max_records):
         """Appends the complete records at the start of ``buf``; returns how many bytes they took."""
-        pos, end, view = 0, len(buf), memoryview(buf)
-        verify = self.verify
-        header, footer = _HEADER, _FOOTER
+        pos, end, base = 0, len(buf), self.offset
+        verify, unpack_header, unpack_footer, crc = self.verify, _HEADER.unpack_from, _FOOTER.unpack_from, crc32c.crc32c
+        limit = float("inf") if max_records is None else max_records
+        append = out.append
         self.state = "ok"
-        while pos < end:
-            if max_records is not None and len(out) >= max_records:
-                break
+        while pos < end and len(out) < limit:
             if end - pos < 12:
                 self.state = "incomplete"
                 break
-            length, length_crc = header.unpack_from(buf, pos)
-            if verify and masked_crc(view[pos:pos + 8]) != length_crc:
-                self._corrupt(self.offset + pos, "the length's checksum does not match")
-                break
+            length, length_crc = unpack_header(buf, pos)
+            if verify:
+                c = crc(buf[pos:pos + 8])
+                if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != length_crc:
+                    self._corrupt(base + pos, "the length's checksum does not match")
+                    break
             stop = pos + 12 + length
             if stop + 4 > end:
                 self.state = "incomplete"
                 break
             data = buf[pos + 12:stop]
-            if verify and masked_crc(data) != footer.unpack_from(buf, stop)[0]:
-                self._corrupt(self.offset + pos, "the data's checksum does not match")
-                break
-            out.append((self.offset + pos, data))
+            if verify:
+                c = crc(data)
+                if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != unpack_footer(buf, stop)[0]:
+                    self._corrupt(base + pos, "the data's checksum does not match")
+                    break
+            append((base + pos, data))
             pos = stop + 4
         return pos
 

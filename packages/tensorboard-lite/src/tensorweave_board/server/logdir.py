@@ -62,8 +62,7 @@ class Logdir:
                     if not events:
                         break
                     with run.lock:
-                        for offset, event in events:
-                            run.add(path, offset, event)
+                        run.add_events(path, events)
                     if len(events) < self.BATCH:
                         break
             self.loads += 1

@@ -78,6 +78,24 @@ class RunData:
         self.first_wall = None
         self.version = 0
 
+    def add_events(self, path, events):
+        """Adds (offset, Event) pairs; plain scalar summaries, by far the most common, take a short path."""
+        scalars, add = self.scalars, self.add
+        for offset, event in events:
+            if event.HasField("summary"):
+                values = event.summary.value
+                if len(values) == 1:
+                    value = values[0]
+                    if value.HasField("simple_value") and not value.HasField("metadata"):
+                        series = scalars.get(value.tag)
+                        if series is not None:
+                            series.steps.append(event.step)
+                            series.walls.append(event.wall_time)
+                            series.values.append(value.simple_value)
+                            continue
+            add(path, offset, event)
+        self.version += 1
+
     def add(self, path, offset, event):
         what = event.WhichOneof("what")
         wall, step = event.wall_time, event.step

@@ -1,0 +1,159 @@
+"""The dashboard with a big log: how long a run of 1,000,000 scalar points takes to write, to read into
+the server, to serve as a chart (downsampled on the server) and to show in a real browser.
+
+    .venv/bin/python -m benchmarks.board_load [--points 1000000] [--rounds 5]
+
+Prints a table and writes bench-results/board_load.json. The browser part needs Chromium
+(/usr/bin/chromium) and playwright; without them it is skipped and says so.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import urllib.request
+
+import numpy as np
+
+from tensorweave_board import FileWriter, protos
+from tensorweave_board.record_io import RecordWriter
+from tensorweave_board.server.logdir import Logdir
+from tensorweave_board.server.web import BoardServer
+
+ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", "--disable-sync"]
+
+
+def _rss_mb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def write_big_run(run_dir, points):
+    """A random walk of ``points`` steps under tag 'loss', framed exactly as FileWriter frames it."""
+    os.makedirs(run_dir, exist_ok=True)
+    values = np.random.default_rng(0).normal(size=points).cumsum()
+    start = time.perf_counter()
+    with open(os.path.join(run_dir, "events.out.tfevents.0000000000.bench"), "wb") as f:
+        writer = RecordWriter(f)
+        writer.write(protos.Event(wall_time=1.7e9, file_version="brain.Event:2").SerializeToString())
+        for step, value in enumerate(values.tolist()):
+            event = protos.Event(wall_time=1.7e9 + step * 0.01, step=step)
+            event.summary.value.add(tag="loss", simple_value=value)
+            writer.write(event.SerializeToString())
+    return time.perf_counter() - start, values
+
+
+def file_writer_rate(folder, count=50_000):
+    """Events per second through FileWriter.add_summary (serialize, queue, background write)."""
+    summary = protos.Summary()
+    summary.value.add(tag="loss", simple_value=1.0)
+    start = time.perf_counter()
+    with FileWriter(folder, flush_secs=3600, max_queue=1000) as writer:
+        for step in range(count):
+            writer.add_summary(summary, step)
+    return count / (time.perf_counter() - start)
+
+
+def _get(url):
+    start = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=60) as r:
+        body = r.read()
+    return time.perf_counter() - start, json.loads(body)
+
+
+def browser_loads(url, rounds):
+    """Seconds from navigation to the 1M-point chart drawn (fresh page each round), and the page's own
+    fetch-and-draw time."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None, "playwright is not installed"
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not os.path.exists(chromium):
+        return None, "Chromium is not installed (apt-get install -y chromium)"
+    results = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True, args=ARGS)
+        for _ in range(rounds):
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            start = time.perf_counter()
+            page.goto(url)
+            page.locator('.card[data-tag="loss"][data-loaded="1"]').wait_for(timeout=60000)
+            wall = time.perf_counter() - start
+            timing = page.evaluate("window.__board.timings['loss']")
+            total = page.locator('.card[data-tag="loss"] li').first.get_attribute("data-total")
+            results.append({"seconds": wall, "page_fetch_draw_ms": timing["fetchedAndDrawnMs"],
+                            "drawn_at_ms": timing["at"], "points": int(total)})
+            page.close()
+        browser.close()
+    return results, ""
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.board_load", description=__doc__.splitlines()[0])
+    parser.add_argument("--points", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--out", default="bench-results")
+    args = parser.parse_args(argv)
+    folder = tempfile.mkdtemp(prefix="board-bench-")
+    report = {"points": args.points}
+    try:
+        report["write_seconds"], values = write_big_run(os.path.join(folder, "logs", "big"), args.points)
+        report["file_writer_events_per_second"] = file_writer_rate(os.path.join(folder, "writer"))
+        rss = _rss_mb()
+        logdir = Logdir(os.path.join(folder, "logs"))
+        start = time.perf_counter()
+        logdir.reload()
+        report["ingest_seconds"] = time.perf_counter() - start
+        report["ingest_rss_mb"] = _rss_mb() - rss
+        assert len(logdir.runs["big"].scalars["loss"]) == args.points
+        server = BoardServer(logdir, "127.0.0.1", 0)
+        server.start()
+        base = f"{server.url}api/scalars?run=big&tag=loss&buckets=1000"
+        cold, data = _get(base + "&smoothing=0.6")
+        report["api_first_request_seconds"] = cold
+        report["api_points_sent"] = data["shown"]
+        stored = values.astype(np.float32)  # simple_value is a float32
+        assert data["total"] == args.points and max(data["value"]) == stored.max() and min(data["value"]) == stored.min()
+        for name, query in [("full", "&smoothing=0.6"), ("zoomed", "&smoothing=0.6&min=400000&max=401000"),
+                            ("relative_axis", "&x=relative&smoothing=0.6")]:
+            times = [_get(base + query)[0] for _ in range(args.rounds)]
+            report[f"api_{name}_median_seconds"] = statistics.median(times)
+        browser, why = browser_loads(server.url, args.rounds)
+        report["browser"] = browser or why
+        server.shutdown()
+        server.server_close()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    print(f"scalar points in one run:                 {args.points:,}")
+    print(f"write the event file (framing + protos):  {report['write_seconds']:.2f} s")
+    print(f"FileWriter.add_summary throughput:        {report['file_writer_events_per_second']:,.0f} events/s")
+    print(f"server reads it all (ingest):             {report['ingest_seconds']:.2f} s, "
+          f"+{report['ingest_rss_mb']:.0f} MB resident")
+    print(f"first chart request (EMA over all points): {report['api_first_request_seconds'] * 1000:.0f} ms, "
+          f"{report['api_points_sent']:,} points sent")
+    for name in ("full", "zoomed", "relative_axis"):
+        print(f"chart request, {name:14}            {report[f'api_{name}_median_seconds'] * 1000:.1f} ms (median)")
+    if isinstance(browser, list):
+        seconds = statistics.median(b["seconds"] for b in browser)
+        page_ms = statistics.median(b["page_fetch_draw_ms"] for b in browser)
+        print(f"browser: page load to chart drawn:        {seconds:.2f} s (median of {len(browser)}; the page's "
+              f"fetch + draw {page_ms:.0f} ms)")
+    else:
+        print(f"browser: skipped ({report['browser']})")
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "board_load.json"), "w") as f:
+        json.dump(report, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
