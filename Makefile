@@ -6,11 +6,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.tensorweave-installed
 PACKAGE_FILES := pyproject.toml $(wildcard packages/*/pyproject.toml) $(wildcard examples/plugins/*/pyproject.toml) \
 	$(wildcard packages/kernels-cpu/CMakeLists.txt) $(wildcard packages/kernels-cpu/csrc/*)
-EDITABLES := -e "packages/core[test]" -e "packages/kernels-cpu[test]" \
+EDITABLES := -e "packages/core[test]" -e "packages/kernels-cpu[test]" -e "packages/tensorboard-lite[test]" \
 	$(foreach p,$(wildcard examples/plugins/*/pyproject.toml),-e $(dir $(p))) -e ".[all,examples]"
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo bench clean tox
+.PHONY: venv test demo bench clean tox chromium
 
 venv: $(STAMP)
 
@@ -20,11 +20,23 @@ $(STAMP): $(PACKAGE_FILES) Makefile
 	$(BIN)/python -m pip install --quiet $(EDITABLES)
 	touch $(STAMP)
 
-test: venv
+test: venv chromium
 	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
+
+# The dashboard's browser tests drive Debian's Chromium (Playwright cannot download its own here):
+# installed when missing and we are root; without it those tests skip and say why.
+chromium:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing chromium for the dashboard's browser tests"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+			|| echo "could not install chromium: the browser tests will be skipped"; \
+	fi
 
 demo: venv
 	$(BIN)/python examples/digits_cnn.py
+	@echo ""
+	@echo "See the run in the dashboard:  $(BIN)/tensorweave-board --logdir runs/digits_cnn"
+	@echo "then open http://127.0.0.1:6006 (loss and accuracy, weight histograms, inputs, graph, step timeline)"
 
 bench: venv
 	$(BIN)/python -m benchmarks
