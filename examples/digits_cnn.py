@@ -1,6 +1,7 @@
 """A small convolutional network on scikit-learn's 8x8 handwritten digits, written as a TF1 program.
 
     python examples/digits_cnn.py [--epochs N] [--logdir runs/digits_cnn]
+    tensorweave-board --logdir runs/digits_cnn     # its summaries (with tensorweave[board] installed)
 
 Two 3x3 convolutions (32 and 64 filters, SAME padding, ReLU), 2x2 max pooling, a 128-unit dense layer
 with dropout and 10 logits; trained with Adam on 1,437 images shifted by up to one pixel, tested on the

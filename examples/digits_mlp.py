@@ -1,6 +1,7 @@
 """A multilayer perceptron on scikit-learn's 8x8 handwritten digits, written as a TF1 program.
 
     python examples/digits_mlp.py [--epochs N] [--logdir runs/digits_mlp]
+    tensorweave-board --logdir runs/digits_mlp     # its summaries (with tensorweave[board] installed)
 
 64 pixels -> 256 ReLU units (dropout while training) -> 10 logits, trained with Adam on 1,437 images and
 tested on the 360 held out.
