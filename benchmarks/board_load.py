@@ -122,7 +122,8 @@ def main(argv=None):
         report["api_first_request_seconds"] = cold
         report["api_points_sent"] = data["shown"]
         stored = values.astype(np.float32)  # simple_value is a float32
-        assert data["total"] == args.points and max(data["value"]) == stored.max() and min(data["value"]) == stored.min()
+        assert data["total"] == args.points
+        assert max(data["value"]) == stored.max() and min(data["value"]) == stored.min()
         for name, query in [("full", "&smoothing=0.6"), ("zoomed", "&smoothing=0.6&min=400000&max=401000"),
                             ("relative_axis", "&x=relative&smoothing=0.6")]:
             times = [_get(base + query)[0] for _ in range(args.rounds)]

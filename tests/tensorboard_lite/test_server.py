@@ -169,7 +169,8 @@ def test_graph_is_grouped_by_scope_with_edges_between_children():
     assert [n["id"] for n in dense["nodes"]] == ["dense/MatMul", "dense/kernel"]
     assert dense["nodes"][0]["device"] == "/device:TOY:0"  # from run metadata: the graph did not place it
     inner = view.scope("dense/kernel")
-    assert [(n["id"], n["label"]) for n in inner["nodes"]] == [("dense/kernel/", "kernel"), ("dense/kernel/Read", "Read")]
+    assert [(n["id"], n["label"]) for n in inner["nodes"]] == [("dense/kernel/", "kernel"),
+                                                              ("dense/kernel/Read", "Read")]
     assert [(e["source"], e["target"]) for e in inner["edges"]] == [("dense/kernel/", "dense/kernel/Read")]
     with pytest.raises(KeyError):
         view.scope("nope")

@@ -83,9 +83,9 @@ def test_our_protos_match_tensorboards_field_for_field():
 
 
 def test_we_read_tensorboardx_files(tmp_path):
-    tensorboardX = pytest.importorskip("tensorboardX", reason="needs the test extra (tensorboardX)")
+    tensorboardx = pytest.importorskip("tensorboardX", reason="needs the test extra (tensorboardX)")
     run = tmp_path / "torchlike"
-    writer = tensorboardX.SummaryWriter(str(run))
+    writer = tensorboardx.SummaryWriter(str(run))
     rng = np.random.default_rng(1)
     for step in range(30):
         writer.add_scalar("loss", 1.0 / (step + 1), step)

@@ -86,7 +86,8 @@ class FileWriter:
         """Writes the graph held by ``meta_graph_def`` (the dashboard shows graphs, not the rest of it)."""
         graph_def = getattr(meta_graph_def, "graph_def", None)
         if graph_def is None:
-            raise TypeError(f"add_meta_graph needs a MetaGraphDef with a graph_def, got {type(meta_graph_def).__name__}")
+            raise TypeError(f"add_meta_graph needs a MetaGraphDef with a graph_def, got "
+                            f"{type(meta_graph_def).__name__}")
         self.add_graph(None, global_step=global_step, graph_def=graph_def)
 
     def add_run_metadata(self, run_metadata, tag, global_step=None):

@@ -24,8 +24,8 @@ class GraphView:
         devices = devices or {}
         self.ops = {}
         for node in graph_def.node:
-            self.ops[node.name] = {"name": node.name, "op": node.op, "device": node.device or devices.get(node.name, ""),
-                                   "inputs": list(node.input)}
+            device = node.device or devices.get(node.name, "")
+            self.ops[node.name] = {"name": node.name, "op": node.op, "device": device, "inputs": list(node.input)}
         prefixes = set()
         for name in self.ops:
             parts = name.split("/")
@@ -82,7 +82,8 @@ class GraphView:
             self.edges[common][(cs, cd, control)] += 1
 
     def scope(self, path=""):
-        """The children of scope ``path`` (ops and sub-scopes, with sizes and devices) and the edges between them."""
+        """The children of scope ``path`` (ops and sub-scopes, with sizes and devices), and the edges
+        between them."""
         if path and path not in self.children:
             raise KeyError(path)
         nodes = []
@@ -92,8 +93,8 @@ class GraphView:
                 label = name.rpartition("/")[2]
             if kind == "op":
                 op = self.ops[name]
-                nodes.append({"id": name + "/" if name == path else name, "kind": "op", "label": label, "op": op["op"], "device": op["device"],
-                              "inputs": op["inputs"]})
+                nodes.append({"id": name + "/" if name == path else name, "kind": "op", "label": label,
+                              "op": op["op"], "device": op["device"], "inputs": op["inputs"]})
             else:
                 devices = self.device_count[name]
                 nodes.append({"id": name, "kind": "scope", "label": label, "count": self.op_count[name],

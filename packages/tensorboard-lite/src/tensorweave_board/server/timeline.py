@@ -22,7 +22,8 @@ def timeline(run_metadata):
                           "ops": []}
         label = s.timeline_label or s.node_name
         op_type = label.split("=", 1)[1].strip().split("(")[0] if "=" in label else ""
-        lanes[key]["ops"].append([s.node_name, op_type, s.all_start_micros - start, _end_micros(s) - s.all_start_micros])
+        duration = _end_micros(s) - s.all_start_micros
+        lanes[key]["ops"].append([s.node_name, op_type, s.all_start_micros - start, duration])
     return {"start": start, "duration": end - start, "lanes": [lanes[k] for k in sorted(lanes)]}
 
 
