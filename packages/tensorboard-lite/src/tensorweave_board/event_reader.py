@@ -47,16 +47,25 @@ class EventFileLoader:
     def load(self, max_events=None):
         """New events as (record offset, Event)."""
         out = []
+        self.parse_into(lambda offset, event: out.append((offset, event)), max_events)
+        return out
+
+    def parse_into(self, consume, max_events=None):
+        """Calls ``consume(offset, event)`` for each new event without keeping them; returns how many records
+        were read (a big file is read in batches of ``max_events`` this way with little memory)."""
         parse = protos.Event.FromString
-        for offset, data in self._records.read(max_events):
+        offsets, records = self._records.read_columns(max_events)
+        for offset, data in zip(offsets, records):
             try:
-                out.append((offset, parse(data)))
+                event = parse(data)
             except DecodeError as e:
                 self.skipped += 1
                 message = f"{self.path}: the record at byte {offset} is not an Event ({e}); skipped it"
                 _log.warning(message)
-                warnings.warn(message, DataLossWarning, stacklevel=2)
-        return out
+                warnings.warn(message, DataLossWarning, stacklevel=3)
+                continue
+            consume(offset, event)
+        return len(offsets)
 
 
 def read_events(path):

@@ -73,13 +73,18 @@ class RecordReader:
         self.error_offset = None
 
     def read(self, max_records=None):
+        offsets, records = self.read_columns(max_records)
+        return list(zip(offsets, records))
+
+    def read_columns(self, max_records=None):
+        """Like ``read`` but as two lists, (offsets, records): no tuple per record, for big files."""
+        out = ([], [])
         if self.state == "corrupt":
-            return []
-        out = []
+            return out
         try:
             with open(self.path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
-                while self.offset < size and (max_records is None or len(out) < max_records):
+                while self.offset < size and (max_records is None or len(out[0]) < max_records):
                     f.seek(self.offset)
                     buf = f.read(self.CHUNK)
                     got = self._parse(buf, out, max_records)
@@ -95,13 +100,15 @@ class RecordReader:
         return out
 
     def _parse(self, buf, out, max_records):
-        """Appends the complete records at the start of ``buf``; returns how many bytes they took."""
+        """Appends the complete records at the start of ``buf`` to ``out`` (offsets, records); returns how
+        many bytes they took."""
         pos, end, base = 0, len(buf), self.offset
         verify, unpack_header, unpack_footer, crc = self.verify, _HEADER.unpack_from, _FOOTER.unpack_from, crc32c.crc32c
         limit = float("inf") if max_records is None else max_records
-        append = out.append
+        offsets, records = out
+        add_offset, add_record = offsets.append, records.append
         self.state = "ok"
-        while pos < end and len(out) < limit:
+        while pos < end and len(offsets) < limit:
             if end - pos < 12:
                 self.state = "incomplete"
                 break
@@ -121,7 +128,8 @@ class RecordReader:
                 if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != unpack_footer(buf, stop)[0]:
                     self._corrupt(base + pos, "the data's checksum does not match")
                     break
-            append((base + pos, data))
+            add_offset(base + pos)
+            add_record(data)
             pos = stop + 4
         return pos
 

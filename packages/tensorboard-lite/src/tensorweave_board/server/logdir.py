@@ -53,17 +53,16 @@ class Logdir:
             except OSError as e:
                 _log.warning("could not list %s: %s", self.root, e)
             for path, (run, loader) in list(self._loaders.items()):
+                consume = run.consumer(path)
                 while True:
                     try:
-                        events = loader.load(self.BATCH)
+                        with run.lock:
+                            count = loader.parse_into(consume, self.BATCH)
+                            run.version += 1
                     except Exception as e:  # noqa: BLE001 - one bad file must not stop the others
                         _log.warning("skipping %s: %s: %s", path, type(e).__name__, e)
                         break
-                    if not events:
-                        break
-                    with run.lock:
-                        run.add_events(path, events)
-                    if len(events) < self.BATCH:
+                    if count < self.BATCH:
                         break
             self.loads += 1
 

@@ -78,10 +78,12 @@ class RunData:
         self.first_wall = None
         self.version = 0
 
-    def add_events(self, path, events):
-        """Adds (offset, Event) pairs; plain scalar summaries, by far the most common, take a short path."""
+    def consumer(self, path):
+        """``consume(offset, event)`` for ``EventFileLoader.parse_into``: plain scalar summaries, by far the
+        most common events, take a short path."""
         scalars, add = self.scalars, self.add
-        for offset, event in events:
+
+        def consume(offset, event):
             if event.HasField("summary"):
                 values = event.summary.value
                 if len(values) == 1:
@@ -92,9 +94,10 @@ class RunData:
                             series.steps.append(event.step)
                             series.walls.append(event.wall_time)
                             series.values.append(value.simple_value)
-                            continue
+                            return
             add(path, offset, event)
-        self.version += 1
+
+        return consume
 
     def add(self, path, offset, event):
         what = event.WhichOneof("what")
