@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from tensorweave_board import FileWriter, protos
 from tensorweave_board.server.logdir import Logdir
 from tensorweave_board.server.web import BoardServer
 
@@ -36,8 +37,13 @@ def board(tmp_path_factory):
                          "--logdir", str(logdir / "digits_mlp")])
     finally:
         sys.path.remove(os.path.join(ROOT, "examples"))
-    ld = Logdir(str(logdir), reload_interval=1.0)
+    live = FileWriter(str(logdir / "live"))
+    for step in range(3):
+        live.add_summary(_scalar("progress", step), step)
+    live.flush()
+    ld = Logdir(str(logdir), reload_interval=0.5)
     ld.reload()
+    ld.start()
     server = BoardServer(ld, "127.0.0.1", 0)
     server.start()
     os.makedirs(ARTIFACTS, exist_ok=True)
@@ -48,10 +54,18 @@ def board(tmp_path_factory):
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.goto(server.url)
-        yield page, errors
+        yield page, errors, live
         browser.close()
+    live.close()
+    ld.stop()
     server.shutdown()
     server.server_close()
+
+
+def _scalar(tag, value):
+    summary = protos.Summary()
+    summary.value.add(tag=tag, simple_value=float(value))
+    return summary
 
 
 def _tab(page, name):
@@ -59,7 +73,7 @@ def _tab(page, name):
 
 
 def test_scalar_charts_show_each_tag_with_every_point(board):
-    page, errors = board
+    page, errors, _ = board
     train_points, test_points = math.ceil(STEPS / EVERY), EPOCHS
     for tag in ("metrics/loss", "metrics/accuracy"):
         card = page.locator(f'.card[data-tag="{tag}"][data-loaded="1"]')
@@ -81,7 +95,7 @@ def test_scalar_charts_show_each_tag_with_every_point(board):
 
 
 def test_histograms_images_and_text_views(board):
-    page, errors = board
+    page, errors, _ = board
     train_points = math.ceil(STEPS / EVERY)
     _tab(page, "histograms")
     cards = page.locator('#view-histograms .card[data-loaded="1"]')
@@ -104,7 +118,7 @@ def test_histograms_images_and_text_views(board):
 
 
 def test_graph_view_shows_the_ops_grouped_by_scope(board):
-    page, errors = board
+    page, errors, _ = board
     _tab(page, "graph")
     page.locator('#graph-svg g.node[data-id="hidden"]').wait_for(timeout=15000)
     labels = set(page.locator("#graph-svg g.node > text").all_text_contents())
@@ -122,11 +136,26 @@ def test_graph_view_shows_the_ops_grouped_by_scope(board):
 
 
 def test_timeline_view_draws_the_traced_step(board):
-    page, errors = board
+    page, errors, _ = board
     _tab(page, "timeline")
     page.locator("#timeline-box canvas").wait_for(timeout=15000)
     assert page.locator("#timeline-tag option").all_inner_texts() == [f"step{EVERY}"]
     height = page.evaluate("document.querySelector('#timeline-box canvas').clientHeight")
     assert height > 22 + 22  # the axis and at least one lane
     page.screenshot(path=os.path.join(ARTIFACTS, "timeline.png"))
+    assert errors == []
+
+
+def test_new_points_appear_while_a_run_writes(board):
+    page, errors, live = board
+    _tab(page, "scalars")
+    legend = page.locator('.card[data-tag="progress"] li[data-run="live"]')
+    legend.wait_for(timeout=15000)
+    assert legend.get_attribute("data-total") == "3"
+    for step in range(3, 8):
+        live.add_summary(_scalar("progress", step), step)
+    live.flush()
+    page.wait_for_function("document.querySelector('.card[data-tag=\"progress\"] li[data-run=\"live\"]')"
+                           ".dataset.total === '8'", timeout=15000)
+    page.screenshot(path=os.path.join(ARTIFACTS, "scalars-live.png"))
     assert errors == []
