@@ -263,6 +263,14 @@ def test_http_serves_the_page_scripts_and_api_and_404s_everything_else(server):
     assert _fetch(base + "/api/scalars?run=run&tag=loss&smoothing=abc")[0] == 400
 
 
+def test_loopback_server_refuses_other_host_names(server):
+    request = urllib.request.Request(server.url + "api/runs", headers={"Host": "attacker.example:6006"})
+    status, body = _fetch(request)
+    assert status == 403 and b"refused" in body
+    request = urllib.request.Request(server.url + "api/runs", headers={"Host": "localhost"})
+    assert _fetch(request)[0] == 200
+
+
 def test_the_command_line_binds_localhost_by_default():
     args = cli.parse_args(["--logdir", "runs"])
     assert (args.host, args.port) == ("127.0.0.1", 6006)

@@ -1,6 +1,7 @@
 """The dashboard's HTTP server: the page and its scripts from the package (no CDN, works offline) and
 the data API under /api/. Static files are served from a fixed list made at start-up, so no request
-path ever reaches the file system; anything else is a 404."""
+path ever reaches the file system; anything else is a 404. Listening on the loopback address, it
+answers only requests addressed to a loopback name, so another site cannot read it by DNS rebinding."""
 
 import gzip
 import json
@@ -14,6 +15,7 @@ from importlib import resources
 from tensorweave_board.server.api import Api, BadRequest, NotFound
 
 _log = logging.getLogger("tensorweave_board")
+_LOOPBACK_NAMES = {"127.0.0.1", "localhost", "[::1]"}
 
 
 def _static_files():
@@ -68,6 +70,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_GET(self):  # noqa: N802
+        if self.server.loopback:
+            host = self.headers.get("Host", "").rsplit(":", 1)[0].lower()
+            if host not in _LOOPBACK_NAMES:
+                # A page from elsewhere whose name was re-pointed at 127.0.0.1 (DNS rebinding) gets nothing.
+                self._error(403, f"Host {host!r} refused: open the dashboard as {self.server.url}")
+                return
         url = urllib.parse.urlsplit(self.path)
         path = url.path
         static = self.server.static.get(path)
@@ -101,6 +109,7 @@ class BoardServer(ThreadingHTTPServer):
         self.logdir = logdir
         self.api = Api(logdir)
         self.static = _static_files()
+        self.loopback = host in ("127.0.0.1", "localhost", "::1")
 
     @property
     def url(self):
