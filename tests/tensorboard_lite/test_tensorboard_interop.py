@@ -1,6 +1,8 @@
 """Interop with the real tools: TensorBoard's EventAccumulator reads what we write (summaries, graph, run
 metadata), our protos match TensorBoard's field for field, and we read tensorboardX / PyTorch-style files."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -106,3 +108,19 @@ def test_we_read_tensorboardx_files(tmp_path):
     assert "from tensorboardX" in data.texts["note/text_summary"][0][2]  # tensorboardX adds the suffix
     status, kind, png = Api(logdir).image({"run": "torchlike", "tag": "sample", "index": "0"})
     assert status == 200 and png.startswith(b"\x89PNG")
+
+
+def test_we_read_pytorch_summary_writer_files(tmp_path):
+    tensorboard_module = pytest.importorskip("torch.utils.tensorboard", reason="PyTorch is not installed")
+    writer = tensorboard_module.SummaryWriter(str(tmp_path / "pt"))
+    for step in range(20):
+        writer.add_scalar("train/loss", 2.0 - step * 0.05, step)
+    writer.add_histogram("w", np.linspace(-1, 1, 101), 3)
+    writer.close()
+    logdir = Logdir(str(tmp_path))
+    logdir.reload()
+    api = Api(logdir)
+    data = json.loads(api.scalars({"run": "pt", "tag": "train/loss"})[2])
+    assert data["step"] == list(range(20)) and data["value"] == pytest.approx([2.0 - s * 0.05 for s in range(20)])
+    hist = json.loads(api.histograms({"run": "pt", "tag": "w"})[2])["histograms"]
+    assert [(h["step"], h["num"], h["min"], h["max"]) for h in hist] == [(3, 101, -1.0, 1.0)]
