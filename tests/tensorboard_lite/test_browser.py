@@ -112,7 +112,9 @@ def test_histograms_images_and_text_views(board):
     page.screenshot(path=os.path.join(ARTIFACTS, "images.png"))
     _tab(page, "text")
     page.locator('#view-text .card[data-tag="hyperparameters"][data-loaded="1"]').wait_for()
-    assert "| learning_rate | 0.002 |" in page.locator("#view-text pre").first.inner_text()
+    rows = page.locator("#view-text table tr")
+    assert rows.first.inner_text().split() == ["setting", "value"]
+    assert "learning_rate\t0.002" in page.locator("#view-text table").inner_text()
     page.screenshot(path=os.path.join(ARTIFACTS, "text.png"))
     assert errors == []
 

@@ -118,7 +118,8 @@ def tensor_summary(name, tensor, summary_description=None, collections=None, sum
 
 
 def text(name, tensor, collections=None):
-    """A summary of a string tensor: TensorBoard renders it as Markdown, tensorweave-board as plain text."""
+    """A summary of a string tensor: TensorBoard renders it as Markdown; tensorweave-board shows Markdown
+    tables as tables and other text as written."""
     tensor = convert_to_tensor(tensor)
     if tensor.dtype != dtypes.string:
         raise ValueError(f"tf.summary.text({name!r}) needs a string tensor, but {tensor.name} is {tensor.dtype.name}")

@@ -237,6 +237,23 @@ async function refreshImages() {
   await Promise.all(jobs);
 }
 
+function renderText(text) {
+  // A Markdown table (| a | b | over |---|---|) becomes a table; anything else is shown as written.
+  const lines = text.trim().split("\n");
+  const cells = (line) => line.trim().replace(/^\||\|$/g, "").split("|").map((c) => c.trim());
+  if (lines.length >= 2 && lines.every((l) => l.trim().startsWith("|")) && /^\|?\s*:?-{3,}/.test(lines[1].trim())) {
+    const table = document.createElement("table");
+    lines.filter((_, i) => i !== 1).forEach((line, i) => {
+      const tr = table.insertRow();
+      for (const c of cells(line)) { const td = document.createElement(i ? "td" : "th"); td.textContent = c; tr.append(td); }
+    });
+    return table;
+  }
+  const pre = document.createElement("pre");
+  pre.textContent = text;
+  return pre;
+}
+
 async function refreshText() {
   const view = $("view-text");
   view.replaceChildren();
@@ -249,8 +266,7 @@ async function refreshText() {
         for (const t of d.texts.slice().reverse().slice(0, 50)) {
           const div = document.createElement("div"); div.className = "text-entry";
           const s = document.createElement("div"); s.className = "sub"; s.textContent = `step ${t.step}`;
-          const pre = document.createElement("pre"); pre.textContent = t.text;
-          div.append(s, pre); card.append(div);
+          div.append(s, renderText(t.text)); card.append(div);
         }
         card.dataset.loaded = "1";
       }));

@@ -83,7 +83,10 @@ export class Timeline {
         const x = LABEL + (start - this.t0) * s, bw = Math.max(1, dur * s);
         if (x > w || x + bw < LABEL) { continue; }
         g.fillStyle = colorOf(op || name); g.fillRect(x, y + 3, bw, LANE - 6);
-        if (bw > 40) { g.fillStyle = "#1d2330"; g.fillText(name.split("/").slice(-1)[0], x + 3, y + LANE / 2, bw - 6); }
+        if (bw > 40) {
+          const label = g.measureText(name).width < bw - 6 ? name : name.split("/").slice(-1)[0];
+          g.fillStyle = "#1d2330"; g.fillText(label, x + 3, y + LANE / 2, bw - 6);
+        }
       }
       g.restore();
     });
