@@ -103,6 +103,18 @@ def test_folding_respects_the_size_limit_and_state():
     assert "Sum" not in _types(graph)
 
 
+def test_folding_never_computes_what_its_static_shape_says_is_too_big():
+    import tracemalloc
+    y = tf.reduce_sum(tf.zeros([4000, 4000]))  # 64 MB, over the 10 MB default limit
+    graph = _plan([y])
+    tracemalloc.start()
+    try:
+        assert run_pass("constant_folding", graph) == 0
+        assert tracemalloc.get_traced_memory()[1] < 1 << 20
+    finally:
+        tracemalloc.stop()
+
+
 def test_folded_constants_keep_device_requests_and_control_inputs():
     a = tf.constant(2.0)
     gate = tf.placeholder(tf.float32, [])

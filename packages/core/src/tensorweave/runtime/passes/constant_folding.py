@@ -58,6 +58,8 @@ def fold_constants(graph, options):
             continue
         if not node.inputs or not is_pure(node) or not all(id(s) in values for s, _ in node.inputs):
             continue
+        if _static_bytes(node) > limit:  # known too big before computing it (a large tf.zeros, say)
+            continue
         result = _evaluate(node, [values[id(s)][i] for s, i in node.inputs], host, options)
         if result is None or any(a.nbytes > limit for a in result):
             continue
@@ -70,6 +72,18 @@ def fold_constants(graph, options):
     if folded:
         _replace(graph, folded, values, outer_controls)
     return len(folded)
+
+
+def _static_bytes(node):
+    """The outputs' size from their static shapes (unknown dimensions count as one)."""
+    total = 0
+    for shape, dtype in zip(node.output_shapes, node.output_dtypes):
+        dims = shape.as_tuple() if shape is not None else None
+        n = 1
+        for d in dims or ():
+            n *= d or 1
+        total += n * dtype.size
+    return total
 
 
 def _replace(graph, folded, values, outer_controls):
