@@ -4,7 +4,8 @@ the server, to serve as a chart (downsampled on the server) and to show in a rea
     .venv/bin/python -m benchmarks.board_load [--points 1000000] [--rounds 5]
 
 Prints a table and writes bench-results/board_load.json. The browser part needs Chromium
-(/usr/bin/chromium) and playwright; without them it is skipped and says so.
+(/usr/bin/chromium) and playwright; without them it is skipped and says so. (A script, not a module of the
+suite: it defines no BENCHMARK, and imports tensorweave_board only when run.)
 """
 
 import argparse
@@ -18,11 +19,6 @@ import time
 import urllib.request
 
 import numpy as np
-
-from tensorweave_board import FileWriter, protos
-from tensorweave_board.record_io import RecordWriter
-from tensorweave_board.server.logdir import Logdir
-from tensorweave_board.server.web import BoardServer
 
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run", "--disable-sync"]
@@ -38,6 +34,8 @@ def _rss_mb():
 
 def write_big_run(run_dir, points):
     """A random walk of ``points`` steps under tag 'loss', framed exactly as FileWriter frames it."""
+    from tensorweave_board import protos
+    from tensorweave_board.record_io import RecordWriter
     os.makedirs(run_dir, exist_ok=True)
     values = np.random.default_rng(0).normal(size=points).cumsum()
     start = time.perf_counter()
@@ -53,6 +51,7 @@ def write_big_run(run_dir, points):
 
 def file_writer_rate(folder, count=50_000):
     """Events per second through FileWriter.add_summary (serialize, queue, background write)."""
+    from tensorweave_board import FileWriter, protos
     summary = protos.Summary()
     summary.value.add(tag="loss", simple_value=1.0)
     start = time.perf_counter()
@@ -103,6 +102,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", default="bench-results")
     args = parser.parse_args(argv)
+    from tensorweave_board.server.logdir import Logdir
+    from tensorweave_board.server.web import BoardServer
     folder = tempfile.mkdtemp(prefix="board-bench-")
     report = {"points": args.points}
     try:
