@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.runtime.rendezvous import make_key, parse_key
+from tensorweave import plugins
+from tensorweave.extension import hookimpl
+from tensorweave.runtime.device_mgr import DeviceMgr
+from tensorweave.runtime.rendezvous import LocalRendezvous, make_key, parse_key
 
 CPU = "/job:localhost/replica:0/task:0/device:CPU:"
 
@@ -203,3 +206,66 @@ def test_concurrent_steps_keep_their_transfers_apart():
             t.join()
     for k in range(4):
         assert results[k] == [2.0 * (k * 100 + i) + 1.0 for i in range(30)]
+
+
+class _TwoProcessMaster:
+    """A transport's master for one of two SPMD "processes" (threads here): task 0 and task 1 of job
+    ``w`` each have CPU:0; the other task's device is remote; steps meet in a shared rendezvous."""
+
+    shared = {}
+
+    def __init__(self, target, config):
+        task = int(target.rsplit("/", 1)[-1])
+        mgr = DeviceMgr(tf.ConfigProto(device_count={"CPU": 1}), job="w", task=task)
+        mgr.devices = [d for d in mgr.devices if d.device_type == "CPU"]
+        other = type(mgr.devices[0])(f"/job:w/replica:0/task:{1 - task}/device:CPU:0", 0)
+        other.is_remote = True
+        mgr._by_name[other.name] = other
+        by_task = {task: mgr.devices[0], 1 - task: other}
+        for t, device in by_task.items():
+            device.incarnation = t + 1  # both processes must agree on every device's incarnation
+        mgr.matching = lambda spec: [by_task[1 if "task:1" in str(spec) else 0]]  # no task: the chief's
+        mgr.host_device = lambda: by_task[0]  # feeds and fetches live with the chief
+        self.device_mgr = mgr
+        self.steps = 0
+
+    def rendezvous(self, plan):
+        self.steps += 1  # the k-th run of a signature meets the other process's k-th run
+        return _TwoProcessMaster.shared.setdefault((plan._signature[0][0].name, self.steps), LocalRendezvous())
+
+
+class _TwoProcessTransport:
+    @hookimpl
+    def tensorweave_register_transports(self, registrar):
+        registrar.add_transport("twoproc", _TwoProcessMaster)
+
+
+def test_partitions_of_another_process_are_left_to_it_through_the_transport():
+    try:
+        plugins.reload(extra_plugins=[(_TwoProcessTransport(), "twoproc")])
+        x = tf.placeholder(tf.float32, [2], name="x")
+        with tf.device("/job:w/task:1"):
+            y = tf.multiply(x, 3.0, name="on_task_1")
+        z = tf.add(y, 1.0, name="on_chief")
+        out = {}
+
+        def process(task):
+            with tf.Session(f"twoproc://job/{task}") as s:
+                out[task] = [s.run(z, {x: [1.0, 2.0]}) for _ in range(3)]
+                out[f"plan{task}"] = next(iter(s._plans.values()))
+
+        threads = [threading.Thread(target=process, args=(t,)) for t in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    finally:
+        plugins.reload()
+    for value in out[0]:
+        np.testing.assert_allclose(value, [4.0, 7.0])
+    assert out[1] == [None, None, None]  # the chief fetches; task 1 ran its share
+    chief_plan, worker_plan = out["plan0"], out["plan1"]
+    assert [d.name for d, _ in chief_plan.partitions] == ["/job:w/replica:0/task:0/device:CPU:0"]
+    assert [name for name, _ in chief_plan.remote_partitions] == ["/job:w/replica:0/task:1/device:CPU:0"]
+    assert [d.name for d, _ in worker_plan.partitions] == ["/job:w/replica:0/task:1/device:CPU:0"]
+    assert len(chief_plan.partition_graph_defs()) == 2

@@ -26,6 +26,7 @@ class Device:
     """
 
     is_host = True
+    is_remote = False  # a device of another process: placed and keyed here, run over there
     array_module = numpy  # kernels written against ``xp`` get this module
     flops_per_second = 1e11
     bytes_per_second = 1e10

@@ -1,14 +1,18 @@
 """Compiling one Session.run signature into an executable plan, and running it.
 
 prune → graph passes → place (cost model when several devices) → memory-aware order → partition →
-one executor per device: the straight-line one unless the partition has control flow or the cost
+one executor per local device: the straight-line one unless the partition has control flow or the cost
 model sees enough heavy work to overlap on threads.
+
+Partitions on devices marked ``is_remote`` (another process's, from a transport's DeviceMgr) are not run
+here: every process of an SPMD job compiles the same plan and runs its own partitions, so placement
+and order then use the cost model's estimates only (measured times differ between processes).
 """
 
 from tensorweave import errors
 from tensorweave.plugins import get_registries
 from tensorweave.runtime.config import FunctionGraphs
-from tensorweave.runtime.cost_model import output_bytes
+from tensorweave.runtime.cost_model import CostModel, output_bytes
 from tensorweave.runtime.executor_dataflow import DataflowExecutor
 from tensorweave.runtime.executor_linear import LinearExecutor
 from tensorweave.runtime.partition import partition
@@ -25,8 +29,9 @@ class Plan:
     """Executors for the partitions of one signature; run them for a step."""
 
     def __init__(self, partitions, num_fetches, graph, session=None, signature=None, cost_model=None,
-                 nodes_per_partition=None, graph_has_control_flow=False):
-        self.partitions = partitions  # list of (device, executor)
+                 nodes_per_partition=None, graph_has_control_flow=False, remote_partitions=()):
+        self.partitions = partitions  # list of (device, executor), this process's
+        self.remote_partitions = list(remote_partitions)  # list of (device name, nodes) other processes run
         self.num_fetches = num_fetches
         self.graph = graph
         self._session = session
@@ -38,7 +43,7 @@ class Plan:
 
     def run(self, step, feeds, results, pool):
         partitions = self.partitions
-        if not partitions:  # every target was a pure op the passes folded away
+        if not partitions:  # the passes folded every target away, or other processes run every partition
             return
         if len(partitions) == 1:
             partitions[0][1].run(step, feeds, results)
@@ -84,8 +89,9 @@ class Plan:
             self.partitions = partitions
 
     def partition_graph_defs(self):
-        return [PlanGraph().as_graph_def(nodes if nodes is not None else [i.node for i in ex.items])
-                for nodes, (_, ex) in zip(self._nodes, self.partitions)]
+        local = [PlanGraph().as_graph_def(nodes if nodes is not None else [i.node for i in ex.items])
+                 for nodes, (_, ex) in zip(self._nodes, self.partitions)]
+        return local + [PlanGraph().as_graph_def(nodes) for _, nodes in self.remote_partitions]
 
     def function_graphs(self):
         """This signature's graph before and after the graph passes, and its partitions (built on the
@@ -114,19 +120,23 @@ def compile_plan(session, fetch_tensors, targets, feed_tensors):
     except ValueError as e:  # a cycle not built from loops
         raise errors.InvalidArgumentError(None, None, str(e)) from None
     cost_model = getattr(session, "_cost_model", None)
+    planning_model = CostModel() if getattr(session, "_remote", None) is not None else cost_model
     several = len(device_mgr.devices) > 1
-    place(graph, device_mgr, registries, config, session._sticky, cost_model if several else None, order)
-    order = memory_order(order, cost_model.tensor_bytes if cost_model is not None else output_bytes)
+    place(graph, device_mgr, registries, config, session._sticky, planning_model if several else None, order)
+    order = memory_order(order, planning_model.tensor_bytes if planning_model is not None else output_bytes)
     compress = "float16" if config.compress_transfers is True else (config.compress_transfers or "")
     parts = partition(graph, order, device_mgr, compress)
     has_control_flow = any(n.role is not None for n in order)
-    executors, node_lists = [], []
+    executors, node_lists, remote = [], [], []
     for device_name, nodes in parts.items():
         device = device_mgr.lookup(device_name)
+        if getattr(device, "is_remote", False):
+            remote.append((device_name, nodes))
+            continue
         executors.append((device, make_executor(nodes, device, session, registries, cost_model, has_control_flow)))
         node_lists.append(nodes)
     return Plan(executors, len(fetch_tensors), graph, session, (fetch_tensors, targets, feed_tensors), cost_model,
-                node_lists, has_control_flow)
+                node_lists, has_control_flow, remote)
 
 
 def _needs_dataflow(nodes, graph_has_control_flow):

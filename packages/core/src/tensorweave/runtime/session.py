@@ -155,7 +155,7 @@ class BaseSession:
     def _execute(self, plan, feeds, options, run_metadata):
         tracing = options is not None and options.trace_level >= RunOptions.SOFTWARE_TRACE
         stats = StepStatsCollector() if tracing and run_metadata is not None else None
-        step = StepState(self._remote.rendezvous() if self._remote else LocalRendezvous(), options, stats, self)
+        step = StepState(self._remote.rendezvous(plan) if self._remote else LocalRendezvous(), options, stats, self)
         timeout_ms = (options.timeout_in_ms if options is not None and options.timeout_in_ms else
                       self._config.operation_timeout_in_ms)
         timer = None
@@ -278,6 +278,9 @@ class InteractiveSession(Session):
 
 
 def _remote_master(target, config):
+    """The transport's master for ``target``: it has ``device_mgr`` (devices of every task; other
+    processes' devices say ``is_remote``) and ``rendezvous(plan)``, a rendezvous for one step of
+    ``plan`` (``plan._signature`` is (fetches, targets, feeds)). Each process runs its own partitions."""
     from tensorweave.plugins import get_registries
     scheme = target.split("://", 1)[0] if "://" in target else target
     factory = get_registries().transports.get(scheme)
