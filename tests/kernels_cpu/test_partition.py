@@ -156,6 +156,30 @@ def test_nested_loops_across_devices_and_their_gradient():
     assert got == pytest.approx(3 * 1.5 ** 2) and g == pytest.approx(3 * 2 * 1.5)
 
 
+def test_a_cond_inside_a_loop_with_each_branch_on_its_own_device():
+    n = tf.placeholder(tf.int32, [])
+
+    def body(i, acc):
+        def odd():
+            with tf.device("/cpu:1"):
+                return acc * 2.0
+
+        def even():
+            with tf.device("/cpu:2"):
+                return acc + 1.0
+
+        return i + 1, tf.cond(tf.equal(i % 2, 1), odd, even)
+
+    with tf.device("/cpu:0"):
+        _, out = tf.while_loop(lambda i, a: i < n, body, [0, 1.0])
+    with tf.Session(config=_config(3)) as s:
+        for k in range(6):
+            want = 1.0
+            for i in range(k):
+                want = want * 2.0 if i % 2 else want + 1.0
+            assert s.run(out, {n: k}) == want
+
+
 def test_a_loop_reading_a_tensor_from_another_device_every_iteration():
     with tf.device("/cpu:1"):
         step = tf.constant(2.5, name="step")
