@@ -138,3 +138,21 @@ def test_traced_steps_feed_the_cost_model():
         assert model.steps_observed == 1
         assert model.measured_seconds("product") == pytest.approx(stats["product"].op_end_rel_micros / 1e6)
         assert model.measured_seconds("product/_send_0_to_CPU_0") is None  # waiting is not work
+
+
+def test_build_cost_model_reports_measured_costs_after_that_many_traced_steps():
+    x, y, z = _two_device_graph()
+    config = tf.ConfigProto(device_count={"CPU": 2}, graph_options=tf.GraphOptions(build_cost_model=2))
+    feed = {x: np.ones((64, 64), np.float32)}
+    with tf.Session(config=config) as s:
+        _, first = _traced(s, z, feed)
+        assert first.cost_graph is None
+        _, second = _traced(s, z, feed)
+    nodes = {n.name: n for n in second.cost_graph.node}
+    product = nodes["product"]
+    assert product.device == CPU + "1" and product.output_info[0]["size"] == 64 * 64 * 4
+    assert product.output_info[0]["shape"] == [64, 64] and product.output_info[0]["dtype"] == "float32"
+    measured = s._cost_model.measured_seconds("product")
+    assert product.compute_cost == round(measured * 1e6)
+    by_id = {n.id: n.name for n in second.cost_graph.node}
+    assert any(by_id[i].startswith("product/_recv") for i, _ in nodes["total"].input_info)

@@ -20,6 +20,9 @@ class OptimizerOptions:
 
 
 class GraphOptions:
+    """Graph optimization (``optimizer_options``, passes by name) and ``build_cost_model``: after that many
+    traced steps, ``RunMetadata.cost_graph`` reports the cost model's time and output sizes per node."""
+
     def __init__(self, optimizer_options=None, enable_passes=None, disable_passes=(), infer_shapes=False,
                  build_cost_model=0, place_pruned_graph=False):
         self.optimizer_options = optimizer_options or OptimizerOptions()
@@ -145,6 +148,28 @@ class FunctionGraphs:
         self.pre_optimization_graph = pre_optimization_graph
         self.post_optimization_graph = post_optimization_graph
         self.partition_graphs = list(partition_graphs)
+
+
+class CostGraphDef:
+    """The cost model's view of a plan (TF's CostGraphDef): ``node`` lists CostGraphDef.Node."""
+
+    class Node:
+        __slots__ = ("name", "device", "id", "input_info", "control_input", "output_info", "compute_cost")
+
+        def __init__(self, name, device, node_id, input_info, control_input, output_info, compute_cost):
+            self.name = name
+            self.device = device
+            self.id = node_id
+            self.input_info = input_info  # [(preceding node id, preceding port)]
+            self.control_input = control_input  # [preceding node id]
+            self.output_info = output_info  # [{"size": bytes, "shape": [...], "dtype": name}]
+            self.compute_cost = compute_cost  # microseconds, measured where traced, else estimated
+
+        def __repr__(self):
+            return f"CostGraphDef.Node({self.name!r}, {self.device}, {self.compute_cost}us)"
+
+    def __init__(self, node=()):
+        self.node = list(node)
 
 
 class RunMetadata:

@@ -11,7 +11,7 @@ and order then use the cost model's estimates only (measured times differ betwee
 
 from tensorweave import errors
 from tensorweave.plugins import get_registries
-from tensorweave.runtime.config import FunctionGraphs
+from tensorweave.runtime.config import CostGraphDef, FunctionGraphs
 from tensorweave.runtime.cost_model import CostModel, output_bytes
 from tensorweave.runtime.executor_dataflow import DataflowExecutor
 from tensorweave.runtime.executor_linear import LinearExecutor
@@ -92,6 +92,22 @@ class Plan:
         local = [PlanGraph().as_graph_def(nodes if nodes is not None else [i.node for i in ex.items])
                  for nodes, (_, ex) in zip(self._nodes, self.partitions)]
         return local + [PlanGraph().as_graph_def(nodes) for _, nodes in self.remote_partitions]
+
+    def cost_graph(self):
+        """The cost model's time and output sizes for every node this process runs."""
+        nodes = [(n, device) for (device, _), part in zip(self.partitions, self._nodes) for n in part or ()]
+        ids = {id(n): i for i, (n, _) in enumerate(nodes)}
+        model = self._cost_model
+        out = []
+        for i, (n, device) in enumerate(nodes):
+            outputs = [{"size": model.tensor_bytes(n, s), "dtype": n.output_dtypes[s].name,
+                        "shape": None if n.output_shapes[s] is None or n.output_shapes[s].as_tuple() is None
+                        else list(n.output_shapes[s].as_tuple())} for s in range(n.num_outputs)]
+            out.append(CostGraphDef.Node(
+                n.name, device.name, i, [(ids[id(src)], slot) for src, slot in n.inputs if id(src) in ids],
+                [ids[id(c)] for c in n.control_inputs if id(c) in ids], outputs,
+                int(round(model.compute_seconds(n, device) * 1e6))))
+        return CostGraphDef(out)
 
     def function_graphs(self):
         """This signature's graph before and after the graph passes, and its partitions (built on the

@@ -185,6 +185,9 @@ class BaseSession:
         if stats is not None:
             stats.fill(run_metadata.step_stats)
             plan.cost_model_observe(run_metadata.step_stats)
+            wanted = self._config.graph_options.build_cost_model
+            if wanted and self._cost_model.steps_observed >= wanted:
+                run_metadata.cost_graph = plan.cost_graph()
         if run_metadata is not None and options is not None and (
                 options.output_partition_graphs or options.trace_level >= RunOptions.FULL_TRACE):
             graphs = plan.function_graphs()
