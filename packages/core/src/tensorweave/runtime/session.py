@@ -3,7 +3,6 @@ prune → graph passes → place → partition → one executor per device; late
 
 import contextlib
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
