@@ -1,0 +1,144 @@
+"""Control messages between ranks, and who is alive.
+
+Small pickled messages travel on their own communicator, by tag: heartbeats, goodbyes (a rank shut down
+cleanly), aborts (a rank failed and says why), step aborts (one ``Session.run`` failed somewhere), the
+collective coordinator's negotiation, and named services (``register_service``/``post``: what the
+parameter-server layer builds its RegisterGraph/RunGraph calls on). Tensors never travel here.
+
+Every rank sends every other one a heartbeat each ``heartbeat_interval``; a rank silent for
+``heartbeat_timeout`` is declared dead. After mpiexec signals SIGUSR1 (a process of the job failed; hydra
+does that under ``-disable-auto-cleanup``) the timeout drops to three intervals.
+"""
+
+import logging
+import pickle
+import time
+
+from mpi4py import MPI
+
+from tensorweave import errors
+
+_log = logging.getLogger("tensorweave_distributed")
+
+HEARTBEAT, GOODBYE, ABORT, ABORT_STEP, NEGOTIATE, RESPOND, SERVICE = 1, 2, 3, 4, 10, 11, 20
+_EAGER_BYTES = 64 * 1024  # messages up to this size are received at once; larger ones without blocking
+
+
+class Control:
+    def __init__(self, world):
+        self.world = world
+        self.comm = world.ctrl
+        self.rank, self.size = world.rank, world.size
+        settings = world.settings
+        self.interval = settings.heartbeat_interval
+        self.timeout = settings.heartbeat_timeout
+        now = time.monotonic()
+        self.last_seen = {r: now for r in range(self.size) if r != self.rank}
+        self.left = set()  # ranks that shut down cleanly
+        self.dead = set()
+        self._handlers = {GOODBYE: self._on_goodbye, ABORT: self._on_abort}
+        self._services = {}
+        self._outstanding = {r: 0 for r in self.last_seen}
+        self._status = MPI.Status()
+        if self.size > 1:
+            world.engine.add_poller(self._poll)
+            world.engine.add_periodic(self.interval, self._heartbeat)
+
+    # ---- any thread -------------------------------------------------------------------------------
+    def register_service(self, name, handler):
+        """``handler(source_rank, payload)`` runs on the MPI thread for each ``post(rank, name, payload)``;
+        it must return quickly (hand long work to another thread)."""
+        if name in self._services:
+            raise ValueError(f"service {name!r} is registered twice")
+        self._services[name] = handler
+
+    def post(self, rank, name, payload):
+        """Sends ``payload`` (picklable, small) to service ``name`` on ``rank``."""
+        self.world.engine.call(self.send, rank, SERVICE, (name, payload))
+
+    def suspect(self):
+        """Something outside says a process died: declare silent ranks dead after three intervals."""
+        self.timeout = min(self.timeout, 3 * self.interval)
+
+    # ---- engine thread ----------------------------------------------------------------------------
+    def on(self, tag, handler):
+        self._handlers[tag] = handler
+
+    def send(self, rank, tag, obj=None, on_sent=None):
+        data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        request = self.comm.Isend([data, MPI.BYTE], rank, tag)
+        self.world.engine.watch([request], (lambda: on_sent()) if on_sent else _noop)
+        return request
+
+    def broadcast(self, tag, obj=None):
+        """Sends to every other rank still there; returns the requests."""
+        return [self.send(r, tag, obj) for r in range(self.size) if r != self.rank and r not in self.dead]
+
+    def _poll(self):
+        worked = False
+        status = self._status
+        for _ in range(64):
+            message = self.comm.Improbe(MPI.ANY_SOURCE, MPI.ANY_TAG, status)
+            if message is None:
+                return worked
+            worked = True
+            source, tag, count = status.Get_source(), status.Get_tag(), status.Get_count(MPI.BYTE)
+            self.last_seen[source] = time.monotonic()
+            buffer = bytearray(count)
+            if count <= _EAGER_BYTES:
+                message.Recv([buffer, MPI.BYTE])
+                self._dispatch(source, tag, buffer)
+            else:
+                request = message.Irecv([buffer, MPI.BYTE])
+                self.world.engine.watch([request], lambda s=source, t=tag, b=buffer: self._dispatch(s, t, b))
+        return worked
+
+    def _dispatch(self, source, tag, buffer):
+        if tag == HEARTBEAT:
+            return
+        obj = pickle.loads(buffer) if buffer else None
+        if tag == SERVICE:
+            name, payload = obj
+            handler = self._services.get(name)
+            if handler is None:
+                _log.error("rank %d: a message from rank %d for unknown service %r was dropped", self.rank, source, name)
+                return
+            handler(source, payload)
+            return
+        handler = self._handlers.get(tag)
+        if handler is None:
+            _log.error("rank %d: a control message with unknown tag %d from rank %d was dropped", self.rank, tag, source)
+            return
+        handler(source, obj)
+
+    def _heartbeat(self):
+        now = time.monotonic()
+        for r, seen in self.last_seen.items():
+            if r in self.left or r in self.dead:
+                continue
+            if now - seen > self.timeout:
+                self.dead.add(r)
+                self.world.fail(errors.UnavailableError(None, None, (
+                    f"rank {r} is unavailable: rank {self.rank} has not heard from it for {now - seen:.1f} s "
+                    f"(heartbeat timeout {self.timeout:g} s). It probably died (killed, out of memory, or its host "
+                    f"went down); look at its output. The job cannot continue: restart it, from the last "
+                    f"checkpoint.")))
+                continue
+            if self._outstanding[r] < 2:
+                self._outstanding[r] += 1
+                self.send(r, HEARTBEAT, None, on_sent=lambda r=r: self._sent_heartbeat(r))
+
+    def _sent_heartbeat(self, rank):
+        self._outstanding[rank] -= 1
+
+    def _on_goodbye(self, source, _):
+        self.left.add(source)
+        self.world.peer_left(source)
+
+    def _on_abort(self, source, message):
+        self.world.fail(errors.AbortedError(None, None, f"rank {source} failed and aborted the job: {message}"),
+                        notify=False)
+
+
+def _noop():
+    pass

@@ -1,0 +1,184 @@
+"""Collectives of this process: requests from kernels, their announcement to the coordinator, and the
+batches it sends back, run one after another on the progress engine (so every rank runs them in the same
+order, and MPI's own collectives may be among them).
+
+``submit`` is the one entry point (any thread); each request's ``callback(error, result)`` runs on the
+MPI thread. A request whose step was cancelled still runs when the other ranks get to it (its result is
+dropped), so the ranks never fall out of step with each other.
+"""
+
+import collections
+
+from tensorweave import errors
+from tensorweave_distributed import algorithms, execute
+from tensorweave_distributed.control import NEGOTIATE, RESPOND
+from tensorweave_distributed.negotiation import Coordinator, plan_batches
+
+_TAG_STRIDE = 4096
+
+
+class Request:
+    __slots__ = ("name", "kind", "array", "op", "root", "algorithm", "compression", "callback")
+
+    def __init__(self, name, kind, array, callback, op="sum", root=0, algorithm="auto", compression="none"):
+        self.name = name
+        self.kind = kind
+        self.array = array
+        self.op = op
+        self.root = root
+        self.algorithm = algorithm
+        self.compression = compression
+        self.callback = callback
+
+    def descriptor(self):
+        return (self.kind, self.array.dtype.str, tuple(self.array.shape), self.op, self.root, self.algorithm,
+                self.compression)
+
+
+class Controller:
+    def __init__(self, world):
+        self.world = world
+        self.comm = world.coll
+        self.rank, self.size = world.rank, world.size
+        self.counter = algorithms.Counter()
+        self.scratch = algorithms.Scratch()
+        self.batches_run = 0
+        self.tensors_run = 0
+        self._queues = {}
+        self._outbox = []
+        self._flush_scheduled = False
+        self._batches = collections.deque()
+        self._running = False
+        self._sequence = 0
+        self._waiting = 0
+        self.coordinator = None
+        if self.size > 1:
+            if self.rank == 0:
+                self.coordinator = Coordinator(world, self._respond)
+                world.control.on(NEGOTIATE, self.coordinator.announce)
+            else:
+                world.control.on(RESPOND, self._on_response)
+        world.engine.add_busy_check(lambda: self._waiting > 0)
+        world.on_failure(self._fail_all)
+        world.on_peer_left(self._peer_left)
+
+    # ---- any thread -------------------------------------------------------------------------------
+    def submit(self, requests):
+        self.world.check()
+        self.world.engine.call(self._submit, list(requests))
+
+    # ---- engine thread ----------------------------------------------------------------------------
+    def _submit(self, requests):
+        error = self._refusal()
+        if error is not None:
+            for request in requests:
+                _call(request.callback, error, None)
+            return
+        for request in requests:
+            self._queues.setdefault(request.name, collections.deque()).append(request)
+        self._waiting += len(requests)
+        if self.size == 1:
+            self._on_response(0, plan_batches([(r.name, [r.descriptor()]) for r in requests], self.world.settings))
+            return
+        self._outbox.extend((r.name, r.descriptor()) for r in requests)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.world.engine.call(self._flush)  # after the submissions already queued: one announcement
+
+    def _flush(self):
+        self._flush_scheduled = False
+        descriptors, self._outbox = self._outbox, []
+        if not descriptors:
+            return
+        if self.rank == 0:
+            self.coordinator.announce(0, descriptors)
+        else:
+            self.world.control.send(0, NEGOTIATE, descriptors)
+
+    def _respond(self, batches):
+        for rank in range(1, self.size):
+            self.world.control.send(rank, RESPOND, batches)
+        self._on_response(0, batches)
+
+    def _on_response(self, source, batches):
+        self._batches.extend(batches)
+        self._run_next()
+
+    def _run_next(self):
+        while not self._running and self._batches:
+            batch = self._batches.popleft()
+            requests = []
+            for name in batch.names:
+                queue = self._queues.get(name)
+                if not queue:
+                    self.world.fail(errors.InternalError(None, None, (
+                        f"rank {self.rank} was told to run collective {name!r}, which it never submitted")))
+                    return
+                requests.append(queue.popleft())
+                if not queue:
+                    del self._queues[name]
+            if batch.error is not None:
+                self._finished(requests, errors.InvalidArgumentError(None, None, batch.error), None, False)
+                continue
+            self._running = True
+            tag = (self._sequence % _TAG_STRIDE) * _TAG_STRIDE
+            self._sequence += 1
+            generator = execute.run(batch, [r.array for r in requests], self.comm, self.scratch, tag, self.counter)
+            self.world.engine.spawn(generator, lambda error, results, rs=requests, b=batch:
+                                    self._finished(rs, _located(error, b), results, True))
+
+    def _finished(self, requests, error, results, ran):
+        if ran:
+            self._running = False
+            self.batches_run += 1
+            self.tensors_run += len(requests)
+        self._waiting -= len(requests)
+        for i, request in enumerate(requests):
+            _call(request.callback, error, None if error is not None else results[i])
+        if ran:
+            self.world.engine.call(self._run_next)
+
+    def _refusal(self):
+        world = self.world
+        if world.failure is not None:
+            return world.failure
+        left = sorted(world.control.left)
+        if left:
+            return _departed(left)
+        return None
+
+    def _fail_all(self, error):
+        queued = [r for queue in self._queues.values() for r in queue]
+        self._queues.clear()
+        self._batches.clear()
+        self._outbox = []
+        self._waiting = 0
+        for request in queued:
+            _call(request.callback, error, None)
+
+    def _peer_left(self, rank):
+        if self._queues:
+            self._fail_all(_departed([rank]))
+
+
+def _departed(ranks):
+    return errors.UnavailableError(None, None, (
+        f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))} ha{'ve' if len(ranks) > 1 else 's'} shut "
+        f"down, and a collective needs every rank. Every rank must run the same collectives; check why "
+        f"{'they' if len(ranks) > 1 else 'it'} stopped early."))
+
+
+def _located(error, batch):
+    if error is None or isinstance(error, errors.OpError):
+        return error
+    return errors.InternalError(None, None, f"{batch.kind} of {', '.join(batch.names)} failed: "
+                                            f"{type(error).__name__}: {error}")
+
+
+def _call(callback, error, result):
+    try:
+        callback(error, result)
+    except Exception:  # a kernel's callback must not break the MPI thread
+        import logging
+        import traceback
+        logging.getLogger("tensorweave_distributed").error("collective callback failed:\n%s", traceback.format_exc())

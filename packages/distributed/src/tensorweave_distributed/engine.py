@@ -1,0 +1,188 @@
+"""The progress engine: the one thread of a process that makes MPI calls.
+
+Everything else hands it work (``call``) and gets callbacks. Nothing on it blocks in MPI: messages are
+non-blocking requests it polls, and multi-step algorithms are generators that yield the requests they wait
+for (``spawn``), so a dead peer can never wedge the thread that must notice it. It spins on the network
+for ``spin_seconds`` after the last progress while work is outstanding, then yields the CPU more and more;
+with nothing outstanding it sleeps until woken or the next poll.
+"""
+
+import collections
+import logging
+import threading
+import time
+import traceback
+
+from mpi4py import MPI
+
+_log = logging.getLogger("tensorweave_distributed")
+
+IDLE_POLL_SECONDS = 0.002  # how often an idle engine looks for incoming messages
+
+
+class _Group:
+    __slots__ = ("remaining", "callback")
+
+    def __init__(self, remaining, callback):
+        self.remaining = remaining
+        self.callback = callback
+
+
+class Engine:
+    def __init__(self, spin_seconds=0.002, name="tensorweave-mpi"):
+        self._inbox = collections.deque()
+        self._wake = threading.Event()
+        self._requests = []
+        self._groups = []
+        self._pollers = []
+        self._busy_checks = []
+        self._periodic = []  # [period, next_due, fn]
+        self._spin_seconds = spin_seconds
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.ident = None
+
+    # ---- set-up and any thread -----------------------------------------------------------------
+    def start(self):
+        self._thread.start()
+
+    def on_thread(self):
+        return threading.get_ident() == self.ident
+
+    def call(self, fn, *args):
+        """Runs ``fn(*args)`` on the engine thread, soon (in call order)."""
+        self._inbox.append((fn, args))
+        self._wake.set()
+
+    def call_and_wait(self, fn, *args, timeout=30.0, what="an MPI operation"):
+        """Runs ``fn(*args)`` on the engine and returns its result; bounded by ``timeout``."""
+        if self.on_thread():
+            return fn(*args)
+        box, done = [], threading.Event()
+
+        def run():
+            try:
+                box.append((True, fn(*args)))
+            except BaseException as e:  # handed back to the caller
+                box.append((False, e))
+            done.set()
+
+        self.call(run)
+        if not done.wait(timeout):
+            raise TimeoutError(f"{what} did not finish within {timeout} s: the MPI thread is stuck or stopped")
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+
+    def add_poller(self, fn):
+        """``fn()`` runs every turn and returns True when it did something (received a message)."""
+        self._pollers.append(fn)
+
+    def add_busy_check(self, fn):
+        """``fn()`` says whether local work waits on the network (keeps the engine polling fast)."""
+        self._busy_checks.append(fn)
+
+    def add_periodic(self, period, fn):
+        self._periodic.append([period, time.monotonic() + period, fn])
+
+    def stop(self, timeout=5.0):
+        """Stops the thread after the current turn (outstanding requests are abandoned)."""
+        self._stopping = True
+        self._wake.set()
+        if self._thread.is_alive() and not self.on_thread():
+            self._thread.join(timeout)
+
+    @property
+    def running(self):
+        return self._thread.is_alive() and not self._stopping
+
+    # ---- engine thread only --------------------------------------------------------------------
+    def watch(self, requests, callback):
+        """Calls ``callback()`` once every request in ``requests`` has completed."""
+        requests = [r for r in requests if r is not None]
+        if not requests:
+            self.call(callback)
+            return
+        group = _Group(len(requests), callback)
+        self._requests.extend(requests)
+        self._groups.extend([group] * len(requests))
+
+    def spawn(self, generator, done):
+        """Drives ``generator``: each value it yields is a list of requests to wait for before it resumes;
+        ``done(error, result)`` gets its return value or the exception it raised."""
+
+        def advance():
+            try:
+                requests = next(generator)
+            except StopIteration as stop:
+                done(None, stop.value)
+            except BaseException as e:  # the algorithm failed: its caller decides
+                done(e, None)
+            else:
+                self.watch(requests, advance)
+
+        advance()
+
+    def _turn(self):
+        worked = False
+        inbox = self._inbox
+        while inbox:
+            fn, args = inbox.popleft()
+            self._guard(fn, *args)
+            worked = True
+        if self._requests:
+            indices = MPI.Request.Testsome(self._requests)
+            if indices:
+                worked = True
+                finished = set(indices)
+                ready = []
+                for i in indices:
+                    group = self._groups[i]
+                    group.remaining -= 1
+                    if group.remaining == 0:
+                        ready.append(group.callback)
+                self._requests = [r for i, r in enumerate(self._requests) if i not in finished]
+                self._groups = [g for i, g in enumerate(self._groups) if i not in finished]
+                for callback in ready:
+                    self._guard(callback)
+        for poll in self._pollers:
+            if self._guard(poll):
+                worked = True
+        return worked
+
+    def _guard(self, fn, *args):
+        try:
+            return fn(*args)
+        except Exception:  # a broken callback must not stop the thread every rank depends on
+            _log.error("tensorweave_distributed: error on the MPI thread:\n%s", traceback.format_exc())
+            return False
+
+    def _busy(self):
+        return bool(self._requests) or any(check() for check in self._busy_checks)
+
+    def _run(self):
+        self.ident = threading.get_ident()
+        last_progress = time.monotonic()
+        while not self._stopping:
+            worked = self._turn()
+            now = time.monotonic()
+            for entry in self._periodic:
+                if now >= entry[1]:
+                    entry[1] = now + entry[0]
+                    self._guard(entry[2])
+            if worked:
+                last_progress = now
+                continue
+            quiet = now - last_progress
+            if self._busy():
+                if quiet < self._spin_seconds:
+                    continue
+                if quiet < 50 * self._spin_seconds:
+                    time.sleep(0)
+                    continue
+                timeout = 0.0002
+            else:
+                timeout = IDLE_POLL_SECONDS
+            self._wake.wait(timeout)
+            self._wake.clear()

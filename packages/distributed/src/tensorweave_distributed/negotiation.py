@@ -1,0 +1,147 @@
+"""The coordinator (rank 0): which collectives every rank has submitted, in which order they run, and which
+of them travel fused.
+
+Ranks submit collectives by name (the op's name, with the loop frame and iteration inside while loops)
+in whatever order their steps reach them, and announce them to rank 0. A name becomes ready once every
+rank has announced it; the n-th submission of a name on one rank meets the n-th on the others. Rank 0
+checks that the ranks agree (kind, dtype, shape, op, root, algorithm, compression; an error names the
+ranks that differ), then sends every rank the same list of batches, which each rank runs in that order:
+consecutive ready all-reduces with the same dtype, op and options are fused into one buffer up to the
+fusion threshold, and so are broadcasts from the same root. ``auto`` all-reduces get their algorithm
+here, from the fused size, so every rank uses the same one.
+
+A name some ranks submitted and others did not, for ``stall_warning`` seconds, gets a warning that names
+the missing ranks; after ``stall_timeout`` (if set) the job fails with AbortedError.
+"""
+
+import collections
+import logging
+import time
+
+import numpy as np
+
+from tensorweave import errors
+from tensorweave_distributed.execute import Batch
+from tensorweave_distributed.reduction import wire_dtype
+
+_log = logging.getLogger("tensorweave_distributed")
+
+_FIELDS = ("kind", "dtype", "shape", "op", "root rank", "algorithm", "compression")
+FUSABLE = ("allreduce", "broadcast")
+
+
+def choose_algorithm(nbytes, settings):
+    """``auto``: recursive doubling for small buffers (fewest rounds), the ring for large ones (least
+    traffic), MPI's own in between."""
+    if nbytes < settings.small_bytes:
+        return "recursive_doubling"
+    if nbytes >= settings.large_bytes:
+        return "ring"
+    return "native"
+
+
+def check_agreement(name, descriptors):
+    """None when every rank's descriptor of ``name`` agrees, else a message naming the ranks that differ."""
+    first = descriptors[0]
+    for index, field in enumerate(_FIELDS):
+        if first[0] == "allgather" and field == "shape":
+            values = [tuple(d[2][1:]) for d in descriptors]
+            what = "shape after the first dimension"
+        else:
+            values = [d[index] for d in descriptors]
+            what = field
+        if any(v != values[0] for v in values):
+            by_rank = ", ".join(f"rank {r}: {_show(field, v)}" for r, v in enumerate(values))
+            return (f"collective {name!r}: the ranks disagree on its {what} ({by_rank}). Every rank must build the "
+                    f"same collective ops, in tensors of the same dtype and shape"
+                    + (" (all_gather allows different first dimensions)" if first[0] == "allgather" else "") + ".")
+    return None
+
+
+def _show(field, value):
+    if field == "dtype":
+        return np.dtype(value).name
+    if field == "shape":
+        return list(value)
+    return value
+
+
+def plan_batches(ready, settings):
+    """Batches, in order, for ``ready``: [(name, [descriptor of each rank])]."""
+    batches, sizes, current_key = [], [], None
+    for name, descriptors in ready:
+        error = check_agreement(name, descriptors)
+        kind, dtype, shape, op, root, algorithm, compression = descriptors[0]
+        if error is not None or kind == "allgather":
+            batches.append(Batch(kind, [name], error=error) if error is not None else
+                           Batch(kind, [name], dtype=dtype, extras=[[d[2][0] if d[2] else 1 for d in descriptors]]))
+            sizes.append(0)
+            current_key = None
+            continue
+        nbytes = int(np.prod(shape, dtype=np.int64)) * wire_dtype(dtype, compression).itemsize
+        key = (kind, root) if kind == "broadcast" else (kind, dtype, op, algorithm, compression)
+        threshold = settings.fusion_threshold
+        if kind in FUSABLE and key == current_key and threshold and sizes[-1] + nbytes <= threshold:
+            batches[-1].names.append(name)
+            sizes[-1] += nbytes
+            continue
+        batches.append(Batch(kind, [name], algorithm, dtype, op, root, compression))
+        sizes.append(nbytes)
+        current_key = key
+    for batch, nbytes in zip(batches, sizes):
+        if batch.kind == "allreduce" and batch.algorithm == "auto":
+            batch.algorithm = choose_algorithm(nbytes, settings)
+    return batches
+
+
+class Coordinator:
+    def __init__(self, world, respond):
+        self.world = world
+        self.size = world.size
+        self.settings = world.settings
+        self._respond = respond
+        self._pending = {}
+        self._since = {}
+        world.engine.add_periodic(1.0, self._check_stalls)
+
+    def announce(self, source, descriptors):
+        """Rank ``source`` submitted ``descriptors`` ([(name, descriptor)]): respond with what became ready."""
+        ready = []
+        now = time.monotonic()
+        for name, descriptor in descriptors:
+            queues = self._pending.get(name)
+            if queues is None:
+                queues = self._pending[name] = [collections.deque() for _ in range(self.size)]
+                self._since[name] = [now, False]
+            queues[source].append(descriptor)
+            while all(queues):
+                ready.append((name, [q.popleft() for q in queues]))
+                self._since[name] = [now, False]
+            if not any(queues):
+                del self._pending[name]
+                del self._since[name]
+        if ready:
+            self._respond(plan_batches(ready, self.settings))
+
+    def pending(self):
+        """{name: ranks that submitted it} for collectives not every rank has submitted yet."""
+        return {name: [r for r, q in enumerate(queues) if q] for name, queues in self._pending.items()}
+
+    def _check_stalls(self):
+        now = time.monotonic()
+        for name, entry in list(self._since.items()):
+            waited = now - entry[0]
+            if waited < self.settings.stall_warning:
+                continue
+            queues = self._pending[name]
+            have = [r for r, q in enumerate(queues) if q]
+            missing = [r for r, q in enumerate(queues) if not q]
+            message = (f"collective {name!r} has waited {waited:.0f} s: ranks {have} submitted it, ranks {missing} "
+                       f"have not. One rank is slower, runs a different graph, or skipped a step")
+            if self.settings.stall_timeout and waited >= self.settings.stall_timeout:
+                self.world.fail(errors.AbortedError(None, None, message + f" (stall timeout "
+                                                                          f"{self.settings.stall_timeout:g} s)."))
+                return
+            if not entry[1]:
+                entry[1] = True
+                _log.warning("tensorweave_distributed: %s.", message)

@@ -1,0 +1,28 @@
+"""The plugin entry point of tensorweave-distributed: the collective ops and their kernels, and the
+``mpi://`` session target (Send/Recv between processes)."""
+
+from tensorweave.extension import hookimpl
+
+
+@hookimpl
+def tensorweave_register_ops(registrar):
+    from tensorweave_distributed import collective_ops
+    registrar.add_ops(collective_ops.DEFS)
+
+
+@hookimpl
+def tensorweave_register_kernels(registrar):
+    from tensorweave_distributed import collective_kernels
+    registrar.add_kernels(collective_kernels.KERNELS)
+
+
+@hookimpl
+def tensorweave_register_transports(registrar):
+    registrar.add_transport("mpi", _mpi_master)
+    registrar.add_note("mpi:// sessions and collectives over MPI; launch with "
+                       "mpiexec -n <ranks> python -m mpi4py <script>")
+
+
+def _mpi_master(target, config):
+    from tensorweave_distributed.cluster import MpiMaster  # MPI starts here, not when plugins load
+    return MpiMaster(target, config)
