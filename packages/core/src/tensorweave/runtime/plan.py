@@ -78,7 +78,7 @@ class Plan:
         partitions = list(self.partitions)
         for i, (device, executor) in enumerate(partitions):
             nodes = self._nodes[i]
-            if nodes is None or _needs_dataflow(nodes, self._has_control_flow):
+            if nodes is None or _needs_dataflow(nodes, self._has_control_flow) or _waits_on_peers(nodes, device):
                 continue
             parallel = wants_parallel(nodes, device, session, self._cost_model)
             if parallel != (executor.kind == "dataflow"):
@@ -161,12 +161,23 @@ def _needs_dataflow(nodes, graph_has_control_flow):
         graph_has_control_flow and any(n.op_type == "_Recv" for n in nodes))
 
 
+def _waits_on_peers(nodes, device):
+    """An asynchronous kernel other than a Recv (a collective) may wait for other processes: the straight-line
+    executor would hold the ops after it until it completes, and processes that reach their collectives in
+    different orders would deadlock; the dataflow executor starts it and goes on."""
+    from tensorweave.runtime.kernels import find_kernel_def
+    registries = get_registries()
+    return any(n.op_type != "_Recv" and n.role is None and n.op_type not in ("_Arg", "_Retval") and getattr(
+        find_kernel_def(registries, n, device.device_type), "asynchronous", False) for n in nodes)
+
+
 def make_executor(nodes, device, session, registries, cost_model=None, graph_has_control_flow=False, parallel=None):
     config = session.config
     choice = config.executor
     if parallel is None:
         parallel = choice is None and wants_parallel(nodes, device, session, cost_model)
-    if choice == "dataflow" or parallel or _needs_dataflow(nodes, graph_has_control_flow):
+    if choice == "dataflow" or parallel or _needs_dataflow(nodes, graph_has_control_flow) or \
+            _waits_on_peers(nodes, device):
         return DataflowExecutor(nodes, device, session.device_mgr, registries, config,
                                 num_threads=session._inter_op_threads, pool=session._pool, cost_model=cost_model)
     return LinearExecutor(nodes, device, session.device_mgr, registries, config)
