@@ -1,5 +1,6 @@
 """The plugin contract: loading, listing, conflicts and failures, with the core alone or with plugins."""
 
+import os
 import subprocess
 import sys
 
@@ -118,3 +119,86 @@ def test_missing_namespace_says_what_to_install(restore_plugins):
     mod.__dict__.pop("summary", None)
     with pytest.raises(ImportError, match="pip install tensorweave\\[board\\]"):
         mod.summary.scalar("x", 1.0)
+
+
+def _identity_plugin(name, priority, offset):
+    class Plugin:
+        kernels = KernelSet("CPU", priority=priority)
+        kernels.add("Identity", lambda x: x + offset)
+
+        @hookimpl
+        def tensorweave_register_kernels(self, registrar):
+            registrar.add_kernels(self.kernels)
+
+    return (Plugin(), name)
+
+
+def test_kernel_choice_does_not_depend_on_load_order(restore_plugins):
+    low, high = _identity_plugin("low", 3, 1), _identity_plugin("high", 7, 100)
+    results = []
+    for order in ([low, high], [high, low]):
+        registries = plugins.reload(extra_plugins=order).registries
+        if registries.devices.get("CPU") is None:
+            pytest.skip("needs the CPU kernels package")
+        with tf.Graph().as_default(), tf.Session() as s:
+            results.append(s.run(tf.identity(tf.constant(1))))
+    assert results == [101, 101]
+
+
+def test_a_plugin_whose_module_fails_to_import_is_reported_by_name(restore_plugins, monkeypatch, tmp_path):
+    import importlib.metadata as metadata
+    (tmp_path / "tw_raising_plugin.py").write_text("raise RuntimeError('broken at import time')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    real = metadata.entry_points
+    extra = [metadata.EntryPoint("zz_raises", "tw_raising_plugin", "tensorweave"),
+             metadata.EntryPoint("zz_missing", "tw_no_such_plugin_module", "tensorweave")]
+    monkeypatch.setattr(metadata, "entry_points",
+                        lambda **kw: list(real(**kw)) + (extra if kw.get("group") == "tensorweave" else []))
+    with pytest.warns(RuntimeWarning) as caught:
+        plugins.reload()
+    warned = " ".join(str(w.message) for w in caught)
+    assert "'zz_raises' is not loaded" in warned and "'zz_missing' is not loaded" in warned
+    infos = {p.name: p for p in plugins.list_plugins()}
+    assert "broken at import time" in infos["zz_raises"].errors[0]
+    assert "tw_no_such_plugin_module" in infos["zz_missing"].errors[0]
+    assert infos["tensorweave-core"].ok
+    assert {name for name, info in infos.items() if not info.ok} == {"zz_raises", "zz_missing"}
+    assert "zz_raises [?] FAILED" in plugins.format_listing()
+    if "cpu" in infos:  # the others still work
+        with tf.Session() as s:
+            assert s.run(tf.add(tf.constant(2), 3)) == 5
+
+
+_CORE_ALONE = r'''
+import importlib.abc, sys
+PLUGIN_PACKAGES = {"tensorweave_cpu", "tensorweave_example_plugin", "tensorweave_board", "tensorweave_distributed"}
+
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in PLUGIN_PACKAGES:
+            raise ModuleNotFoundError(f"blocked: {name}")
+
+sys.meta_path.insert(0, Block())
+import numpy as np
+import tensorweave as tf
+x = tf.placeholder(tf.float32, [None, 3], name="x")
+w = tf.Variable(np.ones((3, 2), np.float32), name="w")
+y = tf.matmul(x, w)
+assert y.shape.as_list() == [None, 2]
+assert tf.gradients(tf.reduce_sum(y), [w])[0].shape.as_list() == [3, 2]
+try:
+    with tf.Session() as s:
+        s.run(y, {x: np.ones((1, 3))})
+except tf.errors.NotFoundError as e:
+    print("ERROR:", e)
+print("LOADED:", sorted(m for m in sys.modules if m.split(".")[0] in PLUGIN_PACKAGES))
+'''
+
+
+def test_import_tensorweave_with_the_core_alone():
+    env = dict(os.environ, TENSORWEAVE_DISABLE_PLUGIN_AUTOLOAD="1")
+    out = subprocess.run([sys.executable, "-c", _CORE_ALONE], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "LOADED: []" in out.stdout
+    assert "no kernel for op" in out.stdout and "pip install tensorweave[cpu]" in out.stdout
+    assert "Installed plugins: tensorweave-core" in out.stdout
