@@ -1,6 +1,7 @@
 """Session.run: fetch structures, feeds, partial execution, plan caching, errors, defaults."""
 
 import collections
+import inspect
 
 import numpy as np
 import pytest
@@ -72,14 +73,71 @@ def test_feed_errors_name_tensor_expected_and_got():
 def test_kernel_failure_names_op_type_device_and_user_line():
     a = tf.placeholder(tf.float32, [None, None])
     b = tf.placeholder(tf.float32, [None, None])
+    line = inspect.currentframe().f_lineno + 1
     c = tf.matmul(a, b, name="bad_matmul")  # shapes only known when run
     with tf.Session() as s:
         with pytest.raises(tf.errors.InvalidArgumentError) as info:
             s.run(c, {a: np.ones((2, 3)), b: np.ones((4, 5))})
     msg = str(info.value)
     assert "'bad_matmul' (MatMul)" in msg and "device:CPU:0" in msg
-    assert "test_session.py" in msg
+    assert f"test_session.py:{line}" in msg
     assert info.value.op is c.op
+
+
+def test_unfed_placeholder_error_names_it_and_its_line():
+    x = tf.placeholder(tf.float32, [2], name="features")
+    line = inspect.currentframe().f_lineno - 1
+    y = tf.add(tf.constant(1.0), 2.0) * x
+    with tf.Session() as s, pytest.raises(tf.errors.InvalidArgumentError) as info:
+        s.run(y)
+    assert "'features'" in str(info.value) and f"test_session.py:{line}" in str(info.value)
+
+
+def test_a_training_step_compiles_once_and_never_redoes_graph_analysis(monkeypatch):
+    counts = collections.Counter()
+    for module, names in (("tensorweave.runtime.session", ["compile_plan"]),
+                          ("tensorweave.runtime.plan", ["build_plan_graph", "run_passes", "place", "partition"])):
+        for name in names:
+            real = getattr(__import__(module, fromlist=[name]), name)
+            monkeypatch.setattr(f"{module}.{name}", lambda *a, _real=real, _name=name, **k: (
+                counts.update([_name]), _real(*a, **k))[1])
+    x = tf.placeholder(tf.float32, [None, 4])
+    labels = tf.placeholder(tf.int32, [None])
+    logits = tf.layers.dense(tf.layers.dense(x, 8, activation=tf.nn.relu), 3)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+    train = tf.train.AdamOptimizer(0.01).minimize(loss, global_step=tf.train.get_or_create_global_step())
+    rng = np.random.default_rng(0)
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        after_init = dict(counts)
+        losses = [s.run([train, loss], {x: rng.normal(size=(8, 4)), labels: rng.integers(0, 3, 8)})[1]
+                  for _ in range(25)]
+    assert after_init["compile_plan"] == 1
+    assert {name: counts[name] - after_init.get(name, 0) for name in counts} == {
+        "compile_plan": 1, "build_plan_graph": 1, "run_passes": 1, "place": 1, "partition": 1}
+    assert np.isfinite(losses).all()
+
+
+def test_an_imported_graph_def_computes_what_the_original_does():
+    rng = np.random.default_rng(1)
+    x = tf.placeholder(tf.float32, [None, 5], name="x")
+    w = tf.constant(rng.normal(size=(5, 3)).astype(np.float32), name="w")
+    h = tf.nn.relu(tf.matmul(x, w) + tf.constant([0.1, -0.2, 0.3]))
+    out = tf.identity(tf.nn.softmax(tf.concat([h, h[:, :1] * 2.0], 1)), name="out")
+    n = tf.placeholder(tf.int32, [], name="n")
+    looped = tf.identity(tf.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, v * 0.5), [0, tf.reduce_sum(out)])[1],
+                         name="looped")
+    data = rng.normal(size=(4, 5)).astype(np.float32)
+    with tf.Session() as s:
+        want = s.run([out, looped], {x: data, n: 3})
+    serialized = tf.get_default_graph().as_graph_def().SerializeToString()
+    with tf.Graph().as_default() as g2:
+        tf.import_graph_def(tf.GraphDef.FromString(serialized), name="copy")
+        assert g2.as_graph_def().node[0].name.startswith("copy/")
+        with tf.Session() as s:
+            got = s.run(["copy/out:0", "copy/looped:0"], {"copy/x:0": data, "copy/n:0": 3})
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1] == want[1]
 
 
 def test_eval_run_and_default_sessions():
