@@ -184,3 +184,74 @@ def test_the_backward_loop_runs_on_the_forward_loop_device():
         got = sess.run(g, {x: xv})
     s, c = np.sin(xv), np.cos(xv)
     np.testing.assert_allclose(got, s ** 3 + xv * 3 * s ** 2 * c)
+
+
+# ---- variables captured by nested loops: against the unrolled model and finite differences --------------------
+def _nested_model(x, w, u, unrolled, outer=3, inner=2):
+    """for i < outer: (for j < inner: h = tanh(h @ w)); h = h * sigmoid(h @ u) + x — w, u read inside."""
+    def inner_step(h):
+        return tf.tanh(tf.matmul(h, w))
+
+    def outer_step(h):
+        if unrolled:
+            for _ in range(inner):
+                h = inner_step(h)
+        else:
+            h = _loop(lambda v: [inner_step(v)], [h], inner)[0]
+        return tf.add(tf.multiply(h, tf.sigmoid(tf.matmul(h, u))), x)
+
+    if unrolled:
+        h = x
+        for _ in range(outer):
+            h = outer_step(h)
+        return h
+    return _loop(lambda v: [outer_step(v)], [x], outer)[0]
+
+
+def test_gradients_to_variables_captured_by_nested_loops(sess):
+    rng = np.random.default_rng(5)
+    w = tf.Variable(rng.normal(size=(3, 3)) * 0.6, name="w")
+    u = tf.Variable(rng.normal(size=(3, 3)) * 0.6, name="u")
+    x = tf.placeholder(tf.float64, [2, 3])
+    feed = {x: rng.normal(size=(2, 3))}
+    losses = [tf.reduce_sum(tf.square(_nested_model(x, w, u, unrolled))) for unrolled in (False, True)]
+    grads = [tf.gradients(loss, [w, u, x]) for loss in losses]
+    sess.run(tf.global_variables_initializer())
+    looped, unrolled = sess.run(grads, feed)
+    for a, b in zip(looped, unrolled):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    delta = 1e-6
+    for var, symbolic in ((w, looped[0]), (u, looped[1])):
+        base = sess.run(var)
+        numeric = np.zeros_like(base)
+        for index in np.ndindex(base.shape):
+            values = []
+            for sign in (1, -1):
+                moved = base.copy()
+                moved[index] += sign * delta
+                var.load(moved, sess)
+                values.append(sess.run(losses[0], feed))
+            numeric[index] = (values[0] - values[1]) / (2 * delta)
+        var.load(base, sess)
+        np.testing.assert_allclose(symbolic, numeric, rtol=1e-6, atol=1e-7)
+
+
+def test_an_optimizer_trains_variables_read_inside_a_loop(sess):
+    rng = np.random.default_rng(6)
+    w = tf.Variable(np.eye(2) * 0.5)
+    x = tf.placeholder(tf.float64, [None, 2])
+    target = tf.placeholder(tf.float64, [None, 2])
+    out = _loop(lambda h: [tf.tanh(tf.matmul(h, w))], [x], 4)[0]
+    loss = tf.reduce_mean(tf.square(out - target))
+    train = tf.train.MomentumOptimizer(0.5, 0.9).minimize(loss)
+    true_w = np.array([[0.9, -0.4], [0.3, 0.8]])
+    data = rng.normal(size=(32, 2))
+    want = data
+    for _ in range(4):
+        want = np.tanh(want @ true_w)
+    feed = {x: data, target: want}
+    sess.run(tf.global_variables_initializer())
+    before = sess.run(loss, feed)
+    for _ in range(200):
+        sess.run(train, feed)
+    assert sess.run(loss, feed) < 0.01 * before

@@ -1,6 +1,7 @@
 """tf.while_loop: values, structures, captured tensors, nesting with cond, parallel iterations, errors."""
 
 import collections
+import time
 
 import numpy as np
 import pytest
@@ -206,3 +207,28 @@ def test_a_loop_runs_on_its_device_and_a_split_loop_runs_across_devices():
         assert sess.run(on_one, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), run_metadata=meta) == 27.0
         assert any(d.device.endswith("CPU:1") for d in meta.step_stats.dev_stats)
         assert sess.run(split) == 27.0
+
+
+@pytest.mark.parametrize("parallel_iterations", [1, 2, 4])
+def test_iterations_overlap_up_to_parallel_iterations(parallel_iterations):
+    """Each iteration announces itself, then blocks on an empty queue: with parallel_iterations=k, k
+    iterations start before the first one can finish."""
+    from thread_helpers import start
+    values = tf.FIFOQueue(10, tf.float32, shapes=[])
+    started = tf.FIFOQueue(10, tf.int32, shapes=[])
+
+    def body(i, total):
+        with tf.control_dependencies([started.enqueue(i)]):
+            return tf.add(i, 1), tf.add(total, values.dequeue())
+
+    _, total = tf.while_loop(lambda i, t: tf.less(i, 4), body, [0, 0.0], parallel_iterations=parallel_iterations)
+    with tf.Session() as sess:
+        loop = start(sess.run, total)
+        deadline = time.time() + 5
+        while sess.run(started.size()) < parallel_iterations and time.time() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)  # no further iteration may start while the first is blocked
+        assert sess.run(started.size()) == parallel_iterations
+        sess.run(values.enqueue_many([[1.0, 2.0, 3.0, 4.0]]))
+        assert loop.finish() == 10.0
+        assert sorted(sess.run(started.dequeue_many(4)).tolist()) == [0, 1, 2, 3]
