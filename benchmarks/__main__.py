@@ -13,7 +13,7 @@ import traceback
 
 from benchmarks import discover
 from benchmarks.common import Options, check_agreement, measure, summarize
-from benchmarks.machine import OPENBLAS_VARIABLES, describe
+from benchmarks.machine import OPENBLAS_VARIABLES, describe, load_tensorweave_first
 from benchmarks.report import table, targets_table, write_json
 from benchmarks.targets import evaluate
 
@@ -32,6 +32,7 @@ def _arguments(argv):
 
 
 def run_suite(args):
+    load_tensorweave_first()
     benchmarks, failed = discover()
     if args.list:
         for name, benchmark in benchmarks.items():

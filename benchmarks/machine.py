@@ -37,16 +37,26 @@ def _git_commit():
         return None
 
 
+def load_tensorweave_first():
+    """Loads the native kernels before PyTorch and returns their status line.
+
+    Both link an OpenMP runtime named libgomp.so.1 (PyTorch bundles its own copy), and the process keeps
+    the first one loaded: loading ours first gives both the passive wait policy the native kernels ask
+    for, instead of PyTorch's spinning threads starving numpy's BLAS threads on a 2-core machine.
+    """
+    try:
+        from tensorweave_cpu.kernels import native
+    except ImportError as e:
+        return f"tensorweave-kernels-cpu not importable: {e}"
+    return native.STATUS
+
+
 def describe():
     import numpy as np
 
     from benchmarks.common import torch_or_none
+    native_status = load_tensorweave_first()
     torch = torch_or_none()
-    try:
-        from tensorweave_cpu.kernels import native
-        native_status = native.STATUS
-    except ImportError as e:
-        native_status = f"tensorweave-kernels-cpu not importable: {e}"
     return {
         "cpu": _cpu_model(),
         "cores": os.cpu_count(),
