@@ -55,7 +55,8 @@ def _close(got, want, dtype):
 @needs_native
 @pytest.mark.parametrize("op_type,attrs", [
     ("Conv2D", {}), ("Conv2DBackpropInput", {}), ("Conv2DBackpropFilter", {}), ("MaxPool", {}), ("MaxPoolGrad", {}),
-    ("AvgPool", {}), ("AvgPoolGrad", {}), ("SoftmaxCrossEntropyWithLogits", {}),
+    ("AvgPool", {}), ("AvgPoolGrad", {}), ("Relu", {}), ("ReluGrad", {}), ("Relu6Grad", {}),
+    ("SoftmaxCrossEntropyWithLogits", {}),
     ("SparseSoftmaxCrossEntropyWithLogits", {}), ("BiasAdd", {}), ("BiasAddGrad", {}),
     ("ResourceScatterAdd", {"dtype": tf.float32}), ("ResourceApplyAdam", {}), ("ResourceSparseApplyMomentum", {})])
 def test_the_registry_picks_native_for_float32_and_float64_and_numpy_otherwise(op_type, attrs):
@@ -149,6 +150,22 @@ def test_max_pool_grad_routes_each_window_to_its_first_maximum():
     x = np.array([[3, 3], [1, 3]], np.float32).reshape(1, 2, 2, 1)
     dx = mine(x, np.full((1, 1, 1, 1), 3, np.float32), np.full((1, 1, 1, 1), 5, np.float32))
     np.testing.assert_array_equal(dx.reshape(2, 2), [[5, 0], [0, 0]])
+
+
+# ---- activations ---------------------------------------------------------------------------------------------
+@needs_native
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op_type", ["Relu", "Relu6"])
+def test_relu_relu6_and_gradients_match_numpy_with_nan_and_edges(op_type, dtype):
+    x = (RNG.standard_normal((7, 33)) * 5).astype(dtype)
+    x[0, :5] = [np.nan, 0, 6, -0.0, np.inf]
+    dy = RNG.standard_normal(x.shape).astype(dtype)
+    dy[1, 0] = np.nan
+    mine, twin = _kernels(op_type, T=tf.as_dtype(dtype))
+    np.testing.assert_array_equal(mine(x), twin(x))
+    mine, twin = _kernels(f"{op_type}Grad", T=tf.as_dtype(dtype))
+    np.testing.assert_array_equal(mine(dy, x), twin(dy, x))
+    np.testing.assert_array_equal(mine(dy.T, x.T), twin(dy.T, x.T))  # non-contiguous inputs
 
 
 # ---- fused softmax cross-entropies -------------------------------------------------------------------------

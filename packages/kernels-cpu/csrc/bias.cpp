@@ -3,29 +3,11 @@
 #include <mutex>
 #include <vector>
 
+#include "activation.hpp"
 #include "common.hpp"
 
 namespace tw {
 namespace {
-
-enum class Activation { kNone, kRelu, kRelu6 };
-
-Activation activation_from(const std::string& name) {
-    if (name == "none") return Activation::kNone;
-    if (name == "relu") return Activation::kRelu;
-    if (name == "relu6") return Activation::kRelu6;
-    throw py::value_error("bias_add: unknown activation '" + name + "' (none, relu or relu6)");
-}
-
-// NaN passes through, as numpy's maximum and clip let it.
-template <typename T>
-inline T activate(T x, Activation act) {
-    switch (act) {
-        case Activation::kRelu: return x < T(0) ? T(0) : x;
-        case Activation::kRelu6: return x < T(0) ? T(0) : (x > T(6) ? T(6) : x);
-        default: return x;
-    }
-}
 
 // value viewed as [outer, channels, inner]: inner is 1 for channels-last layouts.
 struct Layout {
@@ -122,7 +104,7 @@ void register_bias(py::module_& m) {
         checked_axis(value, axis, "bias_add");
         if (bias.ndim() != 1 || bias.shape(0) != value.shape(axis))
             throw py::value_error("bias_add: bias must be 1-D with as many elements as the channel dimension");
-        const Activation act = activation_from(activation);
+        const Activation act = activation_from(activation, "bias_add");
         return dispatch_float(value, "bias_add", [&](auto t) { return bias_add_t<decltype(t)>(value, bias, axis, act); });
     }, py::arg("value"), py::arg("bias"), py::arg("axis"), py::arg("activation") = "none",
        "activation(value + bias) along channel ``axis`` in one pass (activation: none, relu or relu6).");

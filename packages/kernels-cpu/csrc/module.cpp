@@ -2,6 +2,7 @@
 #include "common.hpp"
 
 namespace tw {
+void register_activations(py::module_& m);
 void register_bias(py::module_& m);
 void register_conv(py::module_& m);
 void register_losses(py::module_& m);
@@ -18,6 +19,7 @@ PYBIND11_MODULE(_native, m) {
     m.attr("openmp") = false;
 #endif
     m.def("threads", &tw::max_threads, "Threads a parallel kernel uses (OpenMP's maximum, 1 without OpenMP).");
+    tw::register_activations(m);
     tw::register_bias(m);
     tw::register_conv(m);
     tw::register_losses(m);

@@ -2,10 +2,10 @@
 
 ``tensorweave_cpu._native`` is built by the package's own build (scikit-build-core, OpenMP when found).
 Convolutions run as a native im2col/col2im around one numpy GEMM (BLAS beats hand loops there); pooling,
-the fused cross-entropies, bias-add, scatter-add and the optimizer updates run wholly in C++ with the GIL
-released. Only float32 and float64 are native; other dtypes keep their numpy kernels. When the extension
-is missing or fails to import, or ``TENSORWEAVE_CPU_NATIVE=0``, KERNELS is empty, the numpy kernels serve
-every op, and STATUS says why (``tensorweave plugins`` shows it).
+relu/relu6 and their gradients, the fused cross-entropies, bias-add, scatter-add and the optimizer updates
+run wholly in C++ with the GIL released. Only float32 and float64 are native; other dtypes keep their
+numpy kernels. When the extension is missing or fails to import, or ``TENSORWEAVE_CPU_NATIVE=0``, KERNELS
+is empty, the numpy kernels serve every op, and STATUS says why (``tensorweave plugins`` shows it).
 """
 
 import os
@@ -151,7 +151,28 @@ def avg_pool_grad(orig_input_shape, grad, *, ksize, strides, padding, data_forma
     return from_nhwc(native.avg_pool_grad(grad, _geometry(windows)), data_format)
 
 
-# ---- fused softmax cross-entropies and bias-add ----------------------------------------------------------------------
+# ---- activations, fused softmax cross-entropies and bias-add ---------------------------------------------------------
+@_register("Relu")
+def relu(x):
+    return native.relu(_c(x))
+
+
+@_register("ReluGrad")
+def relu_grad(dy, x):
+    return native.relu_grad(_c(dy), _c(x))
+
+
+@_register("Relu6")
+def relu6(x):
+    return native.relu6(_c(x))
+
+
+@_register("Relu6Grad")
+def relu6_grad(dy, x):
+    return native.relu6_grad(_c(dy), _c(x))
+
+
+
 @_register("SoftmaxCrossEntropyWithLogits")
 def softmax_xent(logits, labels):
     if logits.shape != labels.shape or logits.ndim != 2:
