@@ -202,3 +202,36 @@ def test_import_tensorweave_with_the_core_alone():
     assert "LOADED: []" in out.stdout
     assert "no kernel for op" in out.stdout and "pip install tensorweave[cpu]" in out.stdout
     assert "Installed plugins: tensorweave-core" in out.stdout
+
+
+class _FailsAfterRegisteringSome:
+    """Registers an op and a kernel that ties with the CPU package's Identity, then fails in a later hook."""
+
+    ops = OpDefList()
+    ops.define("HalfLoadedOp", inputs=["x: float32"], outputs=["y: float32"])
+    kernels = KernelSet("CPU", priority=0)
+    kernels.add("Identity", lambda x: x + 1000)
+
+    @hookimpl
+    def tensorweave_register_ops(self, registrar):
+        registrar.add_ops(self.ops)
+
+    @hookimpl
+    def tensorweave_register_kernels(self, registrar):
+        registrar.add_kernels(self.kernels)
+
+    @hookimpl
+    def tensorweave_register_devices(self, registrar):
+        raise RuntimeError("no device after all")
+
+
+def test_a_plugin_that_fails_part_way_leaves_nothing_behind(restore_plugins):
+    with pytest.warns(RuntimeWarning, match="'half' is not loaded: tensorweave_register_devices raised"):
+        registries = plugins.reload(extra_plugins=[(_FailsAfterRegisteringSome(), "half")]).registries
+    info = {p.name: p for p in plugins.list_plugins()}["half"]
+    assert not info.ok and info.ops == [] and info.kernels == []
+    assert "HalfLoadedOp" not in registries.ops
+    assert all(k.plugin != "half" for k in registries.kernels.kernels_for("Identity"))
+    if registries.devices.get("CPU") is not None:  # the CPU package's Identity is not broken by a tie
+        with tf.Session() as s:
+            assert s.run(tf.identity(tf.constant(1))) == 1

@@ -180,6 +180,10 @@ class PluginManager:
         info.errors.append(message)
         if info.name == CORE:
             raise RuntimeError(f"tensorweave core failed to register itself: {message}")
+        self.registries.remove_plugin(info.name)  # nothing of a failed plugin stays to break the others
+        for added in (info.ops, info.kernels, info.devices, info.unavailable_devices, info.passes, info.transports,
+                      info.api):
+            added.clear()
         warnings.warn(f"tensorweave plugin {info.name!r} is not loaded: {message}", RuntimeWarning, stacklevel=3)
 
     def register_plugin(self, plugin, name):

@@ -27,6 +27,9 @@ class OpRegistry:
     def names(self):
         return sorted(self._ops)
 
+    def remove_plugin(self, plugin):
+        self._ops = {name: d for name, d in self._ops.items() if d.plugin != plugin}
+
 
 class KernelDef:
     """One kernel: an op on a device type for some dtypes, with a priority.
@@ -127,6 +130,10 @@ class KernelRegistry:
     def op_types(self):
         return sorted(self._kernels)
 
+    def remove_plugin(self, plugin):
+        kept = {op: [k for k in ks if k.plugin != plugin] for op, ks in self._kernels.items()}
+        self._kernels = {op: ks for op, ks in kept.items() if ks}
+
 
 class DeviceType:
     """A kind of device a plugin provides. ``factory(count, config)`` makes this process's devices."""
@@ -161,6 +168,9 @@ class DeviceRegistry:
     def all(self):
         """Device types, highest placement priority first."""
         return sorted(self._types.values(), key=lambda t: (-t.priority, t.name))
+
+    def remove_plugin(self, plugin):
+        self._types = {name: t for name, t in self._types.items() if t.plugin != plugin}
 
 
 class GraphPass:
@@ -198,6 +208,10 @@ class NamedRegistry:
     def items(self):
         return list(self._items.items())
 
+    def remove_plugin(self, plugin):
+        for name in [n for n, p in self._plugins.items() if p == plugin]:
+            del self._items[name], self._plugins[name]
+
 
 class Registries:
     """Everything the plugins registered, in one place."""
@@ -209,3 +223,8 @@ class Registries:
         self.passes = NamedRegistry("graph pass")
         self.transports = NamedRegistry("transport")
         self.api = NamedRegistry("API module")
+
+    def remove_plugin(self, plugin):
+        """Forgets everything ``plugin`` registered (a plugin that fails part-way leaves nothing behind)."""
+        for registry in (self.ops, self.kernels, self.devices, self.passes, self.transports, self.api):
+            registry.remove_plugin(plugin)
