@@ -171,3 +171,31 @@ def test_lookup_by_name():
     assert g.get_tensor_by_name("k:0").op is g.get_operation_by_name("k")
     with pytest.raises(KeyError, match="no operation named 'nope'"):
         g.get_operation_by_name("nope")
+
+
+def test_the_standard_collections_fill_as_in_tf1():
+    v = tf.Variable(1.0, name="v")
+    frozen = tf.Variable(2.0, trainable=False, name="frozen")
+    local = tf.Variable(0, name="local", collections=[tf.GraphKeys.LOCAL_VARIABLES], trainable=False)
+    assert tf.get_collection(tf.GraphKeys.GLOBAL_VARIABLES) == tf.global_variables() == [v, frozen]
+    assert tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES) == tf.trainable_variables() == [v]
+    assert tf.local_variables() == [local]
+    init = tf.initialize_all_variables()  # the old alias tutorials use
+    assert init.type == "NoOp" and set(init.control_inputs) == {v.initializer, frozen.initializer}
+    q = tf.FIFOQueue(4, tf.float32, shapes=[])
+    runner = tf.train.QueueRunner(q, [q.enqueue(1.0)])
+    tf.train.add_queue_runner(runner)
+    assert tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS) == [runner]
+    x = tf.placeholder(tf.float32, [None, 3])
+    tf.layers.batch_normalization(x, training=True)
+    updates = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+    assert [op.name for op in updates] == ["batch_normalization/AssignMovingAvg/AssignSubVariableOp",
+                                           "batch_normalization/AssignMovingAvg_1/AssignSubVariableOp"]
+    assert tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)[1:] == [
+        v for v in tf.global_variables() if v.name.endswith(("gamma:0", "beta:0"))]
+
+
+def test_dtypes_are_never_equal_to_none():
+    assert tf.float64 != None and not (tf.float64 == None)  # noqa: E711 - numpy reads None as float64
+    with pytest.raises(TypeError, match="cannot convert None"):
+        tf.as_dtype(None)

@@ -133,6 +133,8 @@ def as_dtype(value):
     """Converts a DType, TF name, numpy dtype/type or datatype enum to a DType."""
     if isinstance(value, DType):
         return value
+    if value is None:  # numpy reads None as float64; TF refuses it (and float64 != None)
+        raise TypeError("cannot convert None to a tensorweave dtype")
     if isinstance(value, str):
         try:
             return _BY_NAME[value]
