@@ -32,7 +32,9 @@ def test_the_extension_is_built_and_loaded():
 
 
 def _node(op_type, attrs):
-    return SimpleNamespace(op_type=op_type, name=op_type, attrs=attrs, device=SimpleNamespace(array_module=np))
+    dtype = attrs.get("T", attrs.get("dtype"))
+    return SimpleNamespace(op_type=op_type, name=op_type, attrs=attrs, input_dtypes=[dtype] * 4,
+                           device=SimpleNamespace(array_module=np))
 
 
 def _kernels(op_type, **attrs):
@@ -56,6 +58,7 @@ def _close(got, want, dtype):
 @pytest.mark.parametrize("op_type,attrs", [
     ("Conv2D", {}), ("Conv2DBackpropInput", {}), ("Conv2DBackpropFilter", {}), ("MaxPool", {}), ("MaxPoolGrad", {}),
     ("AvgPool", {}), ("AvgPoolGrad", {}), ("Relu", {}), ("ReluGrad", {}), ("Relu6Grad", {}),
+    ("Sigmoid", {}), ("SigmoidGrad", {}), ("TanhGrad", {}),
     ("SoftmaxCrossEntropyWithLogits", {}),
     ("SparseSoftmaxCrossEntropyWithLogits", {}), ("BiasAdd", {}), ("BiasAddGrad", {}),
     ("ResourceScatterAdd", {"dtype": tf.float32}), ("ResourceApplyAdam", {}), ("ResourceSparseApplyMomentum", {})])
@@ -166,6 +169,22 @@ def test_relu_relu6_and_gradients_match_numpy_with_nan_and_edges(op_type, dtype)
     mine, twin = _kernels(f"{op_type}Grad", T=tf.as_dtype(dtype))
     np.testing.assert_array_equal(mine(dy, x), twin(dy, x))
     np.testing.assert_array_equal(mine(dy.T, x.T), twin(dy.T, x.T))  # non-contiguous inputs
+
+
+@needs_native
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sigmoid_and_the_output_gradients_match_numpy(dtype):
+    x = (RNG.standard_normal((9, 40)) * 30).astype(dtype)
+    x[0, :4] = [np.nan, np.inf, -np.inf, 0]
+    mine, twin = _kernels("Sigmoid", T=tf.as_dtype(dtype))
+    with np.errstate(all="ignore"):
+        y = twin(x)
+        np.testing.assert_allclose(mine(x), y, rtol=1e-6 if dtype == np.float32 else 1e-14, atol=1e-44)
+        np.testing.assert_allclose(mine(x.T), twin(x.T), rtol=1e-6 if dtype == np.float32 else 1e-14, atol=1e-44)
+    dy = RNG.standard_normal(y.shape).astype(dtype)
+    for op_type, out in (("SigmoidGrad", y), ("TanhGrad", np.tanh(x))):
+        mine, twin = _kernels(op_type, T=tf.as_dtype(dtype))
+        np.testing.assert_array_equal(mine(out, dy), twin(out, dy))
 
 
 # ---- fused softmax cross-entropies -------------------------------------------------------------------------

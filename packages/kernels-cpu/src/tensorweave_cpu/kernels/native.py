@@ -2,10 +2,11 @@
 
 ``tensorweave_cpu._native`` is built by the package's own build (scikit-build-core, OpenMP when found).
 Convolutions run as a native im2col/col2im around one numpy GEMM (BLAS beats hand loops there); pooling,
-relu/relu6 and their gradients, the fused cross-entropies, bias-add, scatter-add and the optimizer updates
-run wholly in C++ with the GIL released. Only float32 and float64 are native; other dtypes keep their
-numpy kernels. When the extension is missing or fails to import, or ``TENSORWEAVE_CPU_NATIVE=0``, KERNELS
-is empty, the numpy kernels serve every op, and STATUS says why (``tensorweave plugins`` shows it).
+relu, relu6 and sigmoid and their gradients (and tanh's), the fused cross-entropies, bias-add, scatter-add
+and the optimizer updates run wholly in C++ with the GIL released. Only float32 and float64 are native;
+other dtypes keep their numpy kernels. When the extension is missing or fails to import, or
+``TENSORWEAVE_CPU_NATIVE=0``, KERNELS is empty, the numpy kernels serve every op, and STATUS says why
+(``tensorweave plugins`` shows it).
 """
 
 import os
@@ -170,6 +171,21 @@ def relu6(x):
 @_register("Relu6Grad")
 def relu6_grad(dy, x):
     return native.relu6_grad(_c(dy), _c(x))
+
+
+@_register("Sigmoid")
+def sigmoid(x):
+    return native.sigmoid(_c(x))
+
+
+@_register("SigmoidGrad")
+def sigmoid_grad(y, dy):
+    return native.sigmoid_grad(_c(y), _c(dy))
+
+
+@_register("TanhGrad")
+def tanh_grad(y, dy):
+    return native.tanh_grad(_c(y), _c(dy))
 
 
 
