@@ -125,7 +125,8 @@ class _Run(FrameState):
             helpers = [self.ex.pool.submit(self._drain) for _ in range(self.ex.num_threads - 1)]
         self._drain()
         for h in helpers:
-            h.result()
+            if not h.cancel():  # a helper still queued behind other steps' work is not waited for
+                h.result()
         if self.error is not None:
             raise self.error
         for item in self.ex.items:
