@@ -5,21 +5,24 @@ import json
 import os
 
 
-def _ms(value):
-    return f"{value:10.4f}" if value < 1 else f"{value:10.3f}"
+def _time(row, key):
+    """Milliseconds per step, or microseconds per op (the per-op rows)."""
+    value = row[key]
+    if row["unit"] != "step":
+        return f"{value * 1e3:7.3f} us"
+    return f"{value:7.3f} ms" if value < 100 else f"{value:7.1f} ms"
 
 
 def table(rows, machine, label):
     lines = [f"== {label}", f"   {machine['cpu']}, {machine['cores']} cores; numpy {machine['numpy']} ({machine['blas']}); "
              f"pytorch {machine['pytorch'] or 'not installed'}",
              f"   {machine['tensorweave_native']}; OpenBLAS env {machine['openblas_env']}",
-             f"{'case':34} {'implementation':14} {'median ms':>10} {'p10':>10} {'p90':>10} {'calls':>6} "
+             f"{'case':34} {'implementation':12} {'median':>10} {'p10':>10} {'p90':>10} {'calls':>6} "
              f"{'vs numpy':>9} {'vs torch':>9}"]
     for row in rows:
-        unit = "" if row["unit"] == "step" else f" per {row['unit']}"
         ratios = [f"{row[k]:8.2f}x" if k in row else f"{'':9}" for k in ("vs_numpy", "vs_pytorch")]
-        lines.append(f"{row['case']:34} {row['implementation'] + unit:14} {_ms(row['median_ms'])} {_ms(row['p10_ms'])} "
-                     f"{_ms(row['p90_ms'])} {row['calls']:6d} {' '.join(ratios)}")
+        lines.append(f"{row['case']:34} {row['implementation']:12} {_time(row, 'median_ms')} {_time(row, 'p10_ms')} "
+                     f"{_time(row, 'p90_ms')} {row['calls']:6d} {' '.join(ratios)}")
     return "\n".join(lines)
 
 
