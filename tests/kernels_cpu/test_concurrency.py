@@ -206,8 +206,11 @@ def test_stress_8_producers_4_consumers_move_100000_items_through_a_bounded_queu
             for lo in range(p * per_producer, (p + 1) * per_producer, batch):
                 enqueue_fn(np.arange(lo, lo + batch, dtype=np.int64))
 
+        ready = threading.Barrier(consumers + 1)
+
         def consume():
             got = []
+            ready.wait(30)
             try:
                 while True:
                     got.append(dequeue_fn())
@@ -215,6 +218,7 @@ def test_stress_8_producers_4_consumers_move_100000_items_through_a_bounded_queu
                 return got
 
         consumer_threads = [start(consume) for _ in range(consumers)]
+        ready.wait(30)  # on a loaded machine a consumer could otherwise first run after the queue is closed
         producer_threads = [start(produce, p) for p in range(producers)]
         for t in producer_threads:
             t.finish(60)

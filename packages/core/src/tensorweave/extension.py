@@ -71,6 +71,19 @@ class KernelSet(list):
         return decorator
 
 
+# The core's rules that a kernel must apply exactly as the op's shape function does, so that errors at run
+# time read as the ones while building (reshape sizes, axes, windows, slicing masks, optimizer slots).
+_KERNEL_RULES = {
+    "tensorweave.ops.broadcast_gradient_ops": ["broadcast_reduction_axes"],
+    "tensorweave.ops.shape_ops": ["broadcast_shape_values", "check_reshape_target", "expand_axis", "squeeze_axes"],
+    "tensorweave.ops.range_ops": ["range_size"],
+    "tensorweave.ops.window_geometry": ["spatial_params", "window_geometry"],
+    "tensorweave.ops.training_ops": ["SLOTS", "UPDATES", "sparse_inputs"],
+    "tensorweave.ops.slice_spec": ["MASKS", "dense_key", "sliced_dims"],
+    "tensorweave.ops.nn_ops": ["SELU_ALPHA", "SELU_SCALE", "bias_channel_axis"],
+}
+
+
 def __getattr__(name):
     # Runtime classes load lazily so importing the extension API stays cheap.
     lazy = {
@@ -83,9 +96,13 @@ def __getattr__(name):
         "PlanNode": ("tensorweave.runtime.plan_graph", "PlanNode"),
         "register_plugin": ("tensorweave.plugins", "register_plugin"),
         "DEAD": ("tensorweave.runtime.executor_dataflow", "DEAD"),
+        "DEFAULT_CONTAINER": ("tensorweave.runtime.resources", "DEFAULT_CONTAINER"),
+        "checkpoint_format": ("tensorweave.runtime.checkpoint_format", None),
     }
+    lazy.update({rule: (module, rule) for module, rules in _KERNEL_RULES.items() for rule in rules})
     if name in lazy:
         import importlib
         module, attr = lazy[name]
-        return getattr(importlib.import_module(module), attr)
+        module = importlib.import_module(module)
+        return module if attr is None else getattr(module, attr)
     raise AttributeError(f"module 'tensorweave.extension' has no attribute {name!r}")

@@ -14,8 +14,7 @@ import threading
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.extension import Resource
+from tensorweave.extension import Resource, errors
 
 UNBOUNDED = 2**31 - 1
 

@@ -10,8 +10,7 @@ import gzip
 import threading
 import zlib
 
-from tensorweave import errors
-from tensorweave.extension import Resource
+from tensorweave.extension import Resource, errors
 
 
 class _Read:

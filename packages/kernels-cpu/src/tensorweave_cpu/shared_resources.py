@@ -7,9 +7,7 @@ import itertools
 import threading
 import weakref
 
-from tensorweave import errors
-from tensorweave.extension import ResourceHandle
-from tensorweave.runtime.resources import DEFAULT_CONTAINER
+from tensorweave.extension import DEFAULT_CONTAINER, ResourceHandle, errors
 
 _session_ids = weakref.WeakKeyDictionary()
 _private = {}  # session id -> [(resource manager, container, name)]

@@ -1,7 +1,6 @@
 """CPU kernels for array ops."""
 
-from tensorweave import errors
-from tensorweave.extension import KernelSet
+from tensorweave.extension import KernelSet, errors
 
 KERNELS = KernelSet("CPU")
 

@@ -12,9 +12,7 @@ import threading
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.extension import KernelSet
-from tensorweave.runtime.resources import Resource, ResourceHandle
+from tensorweave.extension import KernelSet, Resource, ResourceHandle, errors
 
 KERNELS = KernelSet("CPU")
 

@@ -8,8 +8,7 @@ fails with the step's error when the step is cancelled (a deadline, a closed ses
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.extension import KernelSet
+from tensorweave.extension import KernelSet, errors
 
 from tensorweave_cpu import queues
 from tensorweave_cpu.shared_resources import find_or_make

@@ -3,8 +3,7 @@ Unique and UniqueWithCounts. Every index is checked first: numpy would wrap nega
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.extension import KernelSet
+from tensorweave.extension import KernelSet, errors
 
 KERNELS = KernelSet("CPU")
 

@@ -5,9 +5,7 @@ import os
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.extension import KernelSet
-from tensorweave.runtime import checkpoint_format
+from tensorweave.extension import KernelSet, checkpoint_format, errors
 
 from tensorweave_cpu import queues, readers
 from tensorweave_cpu.shared_resources import find_or_make

@@ -10,8 +10,7 @@ modulo by zero raises InvalidArgumentError instead of returning numpy's arbitrar
 
 import numpy as np
 
-from tensorweave.extension import KernelSet
-from tensorweave.ops.broadcast_gradient_ops import broadcast_reduction_axes
+from tensorweave.extension import KernelSet, broadcast_reduction_axes
 
 KERNELS = KernelSet("CPU")
 

@@ -5,8 +5,7 @@ Python scalars keep the input's dtype, so float32 stays float32. Masks multiply 
 (several times faster in numpy), which also lets a NaN gradient through as TF's kernels do.
 """
 
-from tensorweave.extension import KernelSet
-from tensorweave.ops.nn_ops import SELU_ALPHA, SELU_SCALE, bias_channel_axis
+from tensorweave.extension import SELU_ALPHA, SELU_SCALE, KernelSet, bias_channel_axis
 
 KERNELS = KernelSet("CPU")
 

@@ -6,8 +6,7 @@ Max pooling pads with the dtype's lowest value and average pooling divides by th
 
 import numpy as np
 
-from tensorweave.extension import KernelSet
-from tensorweave.ops.window_geometry import spatial_params
+from tensorweave.extension import KernelSet, spatial_params
 
 from tensorweave_cpu.kernels.sliding_windows import Windows, from_nhwc, nhwc_shape, to_nhwc
 

@@ -6,8 +6,7 @@ widen them), float16 accumulates in float32 and is cast back, integer means trun
 
 import numpy as np
 
-from tensorweave.extension import KernelSet
-from tensorweave.ops.range_ops import range_size
+from tensorweave.extension import KernelSet, range_size
 
 from tensorweave_cpu.kernels.math import quietly
 

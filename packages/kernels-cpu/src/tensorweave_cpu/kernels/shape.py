@@ -6,9 +6,8 @@ ones raised while building.
 
 import numpy as np
 
-from tensorweave.extension import KernelSet
-from tensorweave.framework import tensor_shape
-from tensorweave.ops.shape_ops import broadcast_shape_values, check_reshape_target, expand_axis, squeeze_axes
+from tensorweave.extension import (KernelSet, TensorShape, broadcast_shape_values, check_reshape_target, expand_axis,
+                                   squeeze_axes)
 
 KERNELS = KernelSet("CPU")
 
@@ -88,6 +87,6 @@ def _broadcast_args(s0, s1, *, xp):
 
 @KERNELS.register("EnsureShape")
 def _ensure_shape(x, *, shape):
-    if not tensor_shape.TensorShape(x.shape).is_compatible_with(shape):
+    if not TensorShape(x.shape).is_compatible_with(shape):
         raise ValueError(f"Shape of tensor {list(x.shape)} is not compatible with expected shape {shape}")
     return x

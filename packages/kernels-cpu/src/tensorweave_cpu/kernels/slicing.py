@@ -2,9 +2,7 @@
 StridedSliceGrad writes dy into zeros through the same index, ResourceStridedSliceAssign a value into a
 variable (under its lock, copy-on-write like every variable update)."""
 
-from tensorweave import errors
-from tensorweave.extension import KernelSet
-from tensorweave.ops.slice_spec import MASKS, dense_key, sliced_dims
+from tensorweave.extension import MASKS, KernelSet, dense_key, errors, sliced_dims
 from tensorweave_cpu.kernels.state import owned_value, variable_of
 
 KERNELS = KernelSet("CPU")

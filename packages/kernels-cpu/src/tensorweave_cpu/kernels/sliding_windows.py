@@ -4,7 +4,7 @@ Kernels move NCHW data to NHWC as views (no copy), work in NHWC, and move result
 window offsets (a few dozen at most), never over the batch or channels.
 """
 
-from tensorweave.ops.window_geometry import spatial_params, window_geometry
+from tensorweave.extension import spatial_params, window_geometry
 
 
 def to_nhwc(x, data_format):

@@ -10,9 +10,7 @@ import threading
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.extension import KernelSet, Resource, ResourceHandle
-from tensorweave.runtime.resources import DEFAULT_CONTAINER
+from tensorweave.extension import DEFAULT_CONTAINER, KernelSet, Resource, ResourceHandle, errors
 
 KERNELS = KernelSet("CPU")
 

@@ -9,9 +9,7 @@ a reader still holds is copied before it is changed (see kernels/state.py).
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.extension import KernelSet
-from tensorweave.ops.training_ops import SLOTS, UPDATES, sparse_inputs
+from tensorweave.extension import SLOTS, UPDATES, KernelSet, errors, sparse_inputs
 
 from tensorweave_cpu.kernels.state import check_indices, owned_value, variable_of
 
