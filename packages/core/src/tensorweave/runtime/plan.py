@@ -46,7 +46,9 @@ class Plan:
         if not partitions:  # the passes folded every target away, or other processes run every partition
             return
         if len(partitions) == 1:
-            partitions[0][1].run(step, feeds, results)
+            error = self._run_one(partitions[0][1], step, feeds, results)  # cancels the step: processes wait on it
+            if error is not None:
+                raise error
             return
         futures = [pool.submit(self._run_one, ex, step, feeds, results) for _, ex in partitions[1:]]
         first = self._run_one(partitions[0][1], step, feeds, results)
