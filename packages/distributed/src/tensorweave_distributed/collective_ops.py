@@ -27,7 +27,8 @@ _COMPRESSION = "compression: {'none', 'float16', 'bfloat16'} = 'none'"
 _REDUCTION = "reduction: {'sum', 'mean', 'max', 'min'} = 'mean'"
 
 ALL_REDUCE = DEFS.define(
-    "MpiAllReduce", inputs=["tensors: T"], outputs=["reduced: T"], attrs=_COMMON + [_REDUCTION, _ALGORITHM, _COMPRESSION],
+    "MpiAllReduce", inputs=["tensors: T"], outputs=["reduced: T"],
+    attrs=_COMMON + [_REDUCTION, _ALGORITHM, _COMPRESSION],
     is_stateful=True, doc="Each tensor reduced elementwise over every rank (sum, mean, max or min).")
 ALL_GATHER = DEFS.define(
     "MpiAllGather", inputs=["tensors: T"], outputs=["gathered: T"], attrs=list(_COMMON), is_stateful=True,
@@ -105,7 +106,7 @@ def _all_gather_grad(op, *grads):
         summed = grouped_allreduce([grad], op=Sum, name=f"{op.name}_grad_{i}")[0]
         rows = tf.shape(x, out_type=dtypes.int32)[:1]
         all_rows = allgather(rows, name=f"{op.name}_grad_rows_{i}")
-        offset = tf.reduce_sum(all_rows[:world.rank]) if world.rank else tf.constant(0, dtypes.int32)
+        offset = tf.reduce_sum(all_rows[:world.rank])  # computed on rank 0 too: every rank must run each collective
         out.append(summed[offset:offset + rows[0]])
     return out
 
@@ -119,7 +120,7 @@ def _broadcast_grad(op, *grads):
     if present:
         reduced = grouped_allreduce([grads[i] for i in present], op=Sum, name=f"{op.name}_grad")
         for i, r in zip(present, reduced):
-            out[i] = r if get_world().rank == root else tf.zeros_like(r)
+            out[i] = r if get_world().rank == root else r * tf.constant(0, r.dtype)  # keeps the collective needed
     return out
 
 

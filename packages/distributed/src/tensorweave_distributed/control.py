@@ -70,9 +70,20 @@ class Control:
         self.world.engine.watch([request], (lambda: on_sent()) if on_sent else _noop)
         return request
 
-    def broadcast(self, tag, obj=None):
-        """Sends to every other rank still there; returns the requests."""
-        return [self.send(r, tag, obj) for r in range(self.size) if r != self.rank and r not in self.dead]
+    def broadcast(self, tag, obj=None, on_all_sent=None):
+        """Sends to every other rank still there; ``on_all_sent()`` once every send has completed."""
+        ranks = [r for r in range(self.size) if r != self.rank and r not in self.dead]
+        left = [len(ranks)]
+
+        def one_sent():
+            left[0] -= 1
+            if left[0] == 0 and on_all_sent is not None:
+                on_all_sent()
+
+        for r in ranks:
+            self.send(r, tag, obj, on_sent=one_sent)
+        if not ranks and on_all_sent is not None:
+            on_all_sent()
 
     def _poll(self):
         worked = False
@@ -101,13 +112,15 @@ class Control:
             name, payload = obj
             handler = self._services.get(name)
             if handler is None:
-                _log.error("rank %d: a message from rank %d for unknown service %r was dropped", self.rank, source, name)
+                _log.error("rank %d: a message from rank %d for unknown service %r was dropped", self.rank, source,
+                           name)
                 return
             handler(source, payload)
             return
         handler = self._handlers.get(tag)
         if handler is None:
-            _log.error("rank %d: a control message with unknown tag %d from rank %d was dropped", self.rank, tag, source)
+            _log.error("rank %d: a control message with unknown tag %d from rank %d was dropped", self.rank, tag,
+                       source)
             return
         handler(source, obj)
 

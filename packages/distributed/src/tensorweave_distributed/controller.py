@@ -110,6 +110,8 @@ class Controller:
             requests = []
             for name in batch.names:
                 queue = self._queues.get(name)
+                if not queue and batch.error is not None:
+                    continue  # an error about a collective this rank has not submitted (yet)
                 if not queue:
                     self.world.fail(errors.InternalError(None, None, (
                         f"rank {self.rank} was told to run collective {name!r}, which it never submitted")))
@@ -118,7 +120,8 @@ class Controller:
                 if not queue:
                     del self._queues[name]
             if batch.error is not None:
-                self._finished(requests, errors.InvalidArgumentError(None, None, batch.error), None, False)
+                error_class = errors.UnavailableError if batch.kind == "departed" else errors.InvalidArgumentError
+                self._finished(requests, error_class(None, None, batch.error), None, False)
                 continue
             self._running = True
             tag = (self._sequence % _TAG_STRIDE) * _TAG_STRIDE
@@ -156,9 +159,22 @@ class Controller:
         for request in queued:
             _call(request.callback, error, None)
 
+    def idle(self):
+        """Nothing submitted here is waiting or running."""
+        return not self._queues and not self._batches and not self._running and not self._outbox
+
     def _peer_left(self, rank):
-        if self._queues:
-            self._fail_all(_departed([rank]))
+        """Collectives already negotiated went through the departed rank too; the coordinator fails the others
+        (or, when the coordinator itself left, this rank fails those it still waits to hear about)."""
+        if self.coordinator is not None:
+            self.coordinator.peer_left(rank, _departed([rank]))
+        elif rank == 0:
+            negotiated = {name for batch in self._batches for name in batch.names}
+            for name in [n for n in self._queues if n not in negotiated]:
+                queue = self._queues.pop(name)
+                self._waiting -= len(queue)
+                for request in queue:
+                    _call(request.callback, _departed([rank]), None)
 
 
 def _departed(ranks):

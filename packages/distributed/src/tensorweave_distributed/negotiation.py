@@ -102,10 +102,23 @@ class Coordinator:
         self._respond = respond
         self._pending = {}
         self._since = {}
+        self._departure = None
         world.engine.add_periodic(1.0, self._check_stalls)
+
+    def peer_left(self, rank, error):
+        """A rank shut down: what it has not submitted never will be, so every pending collective fails."""
+        self._departure = str(error)
+        names = list(self._pending)
+        self._pending.clear()
+        self._since.clear()
+        if names:
+            self._respond([Batch("departed", [name], error=self._departure) for name in names])
 
     def announce(self, source, descriptors):
         """Rank ``source`` submitted ``descriptors`` ([(name, descriptor)]): respond with what became ready."""
+        if self._departure is not None:
+            self._respond([Batch("departed", [name], error=self._departure) for name, _ in descriptors])
+            return
         ready = []
         now = time.monotonic()
         for name, descriptor in descriptors:

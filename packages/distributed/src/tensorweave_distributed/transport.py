@@ -22,6 +22,7 @@ from tensorweave_distributed.control import ABORT_STEP
 
 HEADER, PAYLOAD = 1, 2
 INLINE_BYTES = 4096
+_FIN = "fin"  # the last header a rank sends: nothing more comes from it
 _REMEMBERED_ABORTS = 4096
 
 
@@ -38,7 +39,7 @@ def encode(value, is_dead):
     if is_dead:
         return ("dead",), None
     if isinstance(value, np.ndarray) and value.dtype.kind in "biufc":
-        array = np.ascontiguousarray(value)
+        array = value if value.flags.c_contiguous else value.copy(order="C")  # (ascontiguousarray makes 0-d 1-d)
         return ("array", array.dtype.str, array.shape), (array.reshape(-1).view(np.uint8) if array.size else None)
     if isinstance(value, np.generic) and value.dtype.kind in "biufc":
         return ("scalar", value.dtype.str), np.asarray(value).reshape(1).view(np.uint8)
@@ -75,6 +76,8 @@ class Transport:
         self.comm = world.p2p
         self.rank = world.rank
         self.bytes_sent = 0
+        self.sending = 0
+        self.departed = set()
         self._table = {}
         self._waiters = 0
         self._aborted = collections.OrderedDict()
@@ -84,7 +87,6 @@ class Transport:
         engine.add_busy_check(lambda: self._waiters > 0)
         world.control.on(ABORT_STEP, self._on_abort_step)
         world.on_failure(self._fail_all)
-        world.on_peer_left(self._peer_left)
 
     # ---- any thread -------------------------------------------------------------------------------
     def send(self, dest, step, key, value, is_dead=False):
@@ -111,7 +113,16 @@ class Transport:
         if payload is not None and not inline:
             requests.append(self.comm.Isend([payload, MPI.BYTE], dest, PAYLOAD))
         self.bytes_sent += size
-        self.world.engine.watch(requests, lambda: (header, payload) and None)  # keeps the buffers alive
+        self.sending += 1
+        self.world.engine.watch(requests, lambda: self._sent(header, payload))  # keeps the buffers alive
+
+    def _sent(self, header, payload):
+        self.sending -= 1
+
+    def say_goodbye(self):
+        """Tells every other rank, behind everything this rank sent it, that nothing more will come."""
+        header = pickle.dumps(_FIN)
+        return [self.comm.Isend([header, MPI.BYTE], r, HEADER) for r in range(self.world.size) if r != self.rank]
 
     def _poll(self):
         worked = False
@@ -124,7 +135,11 @@ class Transport:
             source = status.Get_source()
             header = bytearray(status.Get_count(MPI.BYTE))
             message.Recv([header, MPI.BYTE])
-            step, key, meta, data = pickle.loads(header)
+            decoded = pickle.loads(header)
+            if decoded == _FIN:
+                self._peer_left(source)
+                continue
+            step, key, meta, data = decoded
             if data is None or isinstance(data, bytes):
                 self._deliver(step, key, decode(meta, data), meta[0] == "dead", source)
                 continue
@@ -153,11 +168,12 @@ class Transport:
         self._table[slot] = (value, is_dead)
 
     def _recv(self, source, step, key, callback):
-        error = self._recv_error(source, step, key)
+        slot = (step, key)
+        entry = self._table.get(slot)
+        error = self._recv_error(source, step, key) if entry is None or isinstance(entry, _Waiter) else None
         if error is not None:
             callback(error, None, False)
             return
-        slot = (step, key)
         entry = self._table.pop(slot, None)
         if entry is None:
             self._table[slot] = _Waiter(callback, source)
@@ -175,8 +191,7 @@ class Transport:
             return world.failure
         if step in self._aborted:
             return self._aborted[step]
-        control = world.control
-        if source in control.dead or source in control.left:
+        if source in world.control.dead or source in self.departed:
             return _gone(source, key)
         return None
 
@@ -213,6 +228,7 @@ class Transport:
         self._table.clear()
 
     def _peer_left(self, rank):
+        self.departed.add(rank)
         self._fail_waiters(lambda entry, slot: _gone(rank, slot[1]) if entry.source == rank else None)
 
 

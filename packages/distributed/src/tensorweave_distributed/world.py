@@ -93,20 +93,32 @@ class World:
             raise type(self.failure)(None, None, str(self.failure))
 
     # ---- shutdown -----------------------------------------------------------------------------------
-    def shutdown(self, timeout=2.0):
-        """Says goodbye to the other ranks and stops the MPI thread (idempotent)."""
+    def shutdown(self, timeout=5.0):
+        """Waits (up to ``timeout``) for this rank's collectives and sends to finish, tells the other ranks it
+        is leaving, and stops the MPI thread (idempotent)."""
         if not self.engine.running:
             return
         if self.failure is None and self.size > 1:
             from tensorweave_distributed.control import GOODBYE
+            deadline = time.monotonic() + timeout
             try:
-                sent = threading.Event()
-                requests = self.engine.call_and_wait(self.control.broadcast, GOODBYE, timeout=timeout)
-                self.engine.call(self.engine.watch, requests, sent.set)
-                sent.wait(timeout)
+                while time.monotonic() < deadline and self.engine.call_and_wait(self._busy, timeout=timeout):
+                    time.sleep(0.005)
+                fin_sent, goodbye_sent = threading.Event(), threading.Event()
+
+                def goodbye():
+                    self.engine.watch(self.transport.say_goodbye(), fin_sent.set)
+                    self.control.broadcast(GOODBYE, on_all_sent=goodbye_sent.set)
+
+                self.engine.call(goodbye)
+                fin_sent.wait(max(0.1, deadline - time.monotonic()))
+                goodbye_sent.wait(max(0.1, deadline - time.monotonic()))
             except TimeoutError:
                 pass
         self.engine.stop(timeout)
+
+    def _busy(self):
+        return not self.collectives.idle() or self.transport.sending > 0
 
 
 def init(comm=None, **settings):
