@@ -6,6 +6,7 @@
 
 #include "activation.hpp"
 #include "common.hpp"
+#include "vector_math.hpp"
 
 namespace tw {
 namespace {
@@ -46,7 +47,7 @@ py::array sigmoid_t(const py::array& x) {
     py::gil_scoped_release nogil;
     parallel_range(x.size(), 16, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {  // exp of -|x| only: no overflow, full precision in both tails
-            const T e = std::exp(-std::abs(in[i]));
+            const T e = vexp(-std::abs(in[i]));
             out[i] = (in[i] >= T(0) ? T(1) : e) / (T(1) + e);
         }
     });

@@ -28,9 +28,10 @@ from tensorweave_cpu.kernels.training import _NO_LOCKS, _check_shapes, _Locks
 def _load():
     if os.environ.get("TENSORWEAVE_CPU_NATIVE", "1").strip().lower() in ("0", "false", "off", "no"):
         return None, "native kernels off: disabled by TENSORWEAVE_CPU_NATIVE"
-    # OpenMP threads that spin while idle starve numpy's BLAS threads on the same cores (a 30x slowdown
-    # of a small update measured on 2 cores): unless the user chose, they sleep. libgomp reads this once,
-    # when it loads, so the variable is set only around the import and other libraries never see it.
+    # OpenMP threads that spin while idle starve numpy's BLAS threads on the same cores (GEMMs and updates
+    # ran 10-60x slower on 2 cores): unless the user chose, they sleep. libgomp reads this once, when it
+    # loads, so it is set only around the import. A libgomp loaded earlier (PyTorch bundles one under the
+    # same name) keeps its own setting.
     chosen = "OMP_WAIT_POLICY" in os.environ
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
