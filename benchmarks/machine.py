@@ -28,6 +28,27 @@ def _blas():
         return "unknown"
 
 
+def _openblas_core():
+    """The CPU kernel set numpy's OpenBLAS picked at load (OPENBLAS_CORETYPE overrides it), when it says."""
+    import ctypes
+    import glob
+
+    import numpy as np
+    libs = glob.glob(os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs", "*openblas*"))
+    for path in libs:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename", "openblas_get_corename64_",
+                     "openblas_get_corename"):
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                return fn().decode()
+    return None
+
+
 def _git_commit():
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10,
@@ -64,6 +85,7 @@ def describe():
         "python": platform.python_version(),
         "numpy": np.__version__,
         "blas": _blas(),
+        "blas_core": _openblas_core(),
         "openblas_env": {k: os.environ.get(k) for k in OPENBLAS_VARIABLES},
         "thread_env": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOMP_SPINCOUNT")
                        if k in os.environ},

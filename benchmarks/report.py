@@ -14,7 +14,8 @@ def _time(row, key):
 
 
 def table(rows, machine, label):
-    lines = [f"== {label}", f"   {machine['cpu']}, {machine['cores']} cores; numpy {machine['numpy']} ({machine['blas']}); "
+    lines = [f"== {label}", f"   {machine['cpu']}, {machine['cores']} cores; numpy {machine['numpy']} ({machine['blas']}, "
+             f"{machine.get('blas_core') or '?'} kernels); "
              f"pytorch {machine['pytorch'] or 'not installed'}",
              f"   {machine['tensorweave_native']}; OpenBLAS env {machine['openblas_env']}",
              f"{'case':34} {'implementation':12} {'median':>10} {'p10':>10} {'p90':>10} {'calls':>6} "
