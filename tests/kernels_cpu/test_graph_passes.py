@@ -194,14 +194,15 @@ def test_all_passes_together_and_the_graphs_before_and_after():
     pre = collections.Counter(n.op for n in graphs.pre_optimization_graph.node)
     post = collections.Counter(n.op for n in graphs.post_optimization_graph.node)
     assert pre["Mul"] == 3 and pre["Identity"] == 1 and pre["Const"] == 2
-    assert post["Mul"] == 1 and post["Identity"] == 0 and post["Const"] == 1
-    assert [n.op for g in graphs.partition_graphs for n in g.node].count("Mul") == 1
+    assert post["Mul"] == 0 and post["Identity"] == 0 and post["Const"] == 1 and post["_FusedElementwise"] == 1
+    fused = [n for g in graphs.partition_graphs for n in g.node if n.op == "_FusedElementwise"]
+    assert [n.attr["fused_ops"] for n in fused] == [["Mul", "Add"]]  # the one Mul CSE left, fused with the Add
 
 
 @pytest.mark.parametrize("options, muls, identities", [
     (tf.OptimizerOptions(opt_level=tf.OptimizerOptions.L0), 3, 0),
-    (tf.OptimizerOptions(do_common_subexpression_elimination=False), 2, 0),
-    (tf.OptimizerOptions(do_constant_folding=False), 2, 0),
+    (tf.OptimizerOptions(do_common_subexpression_elimination=False, do_elementwise_fusion=False), 2, 0),
+    (tf.OptimizerOptions(do_constant_folding=False, do_elementwise_fusion=False), 2, 0),
 ])
 def test_optimizer_options_switch_passes(options, muls, identities):
     x, y = _workload()

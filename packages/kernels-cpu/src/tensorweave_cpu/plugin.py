@@ -32,6 +32,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.random",
     "tensorweave_cpu.kernels.state",
     "tensorweave_cpu.kernels.training",
+    "tensorweave_cpu.kernels.fused",
     "tensorweave_cpu.kernels.native",
 )
 

@@ -40,6 +40,7 @@ OP_MODULES = (
     "tensorweave.ops.state_ops",
     "tensorweave.ops.tensor_array_ops",
     "tensorweave.ops.training_ops",
+    "tensorweave.ops.fused_ops",
     "tensorweave.runtime.internal_ops",
 )
 

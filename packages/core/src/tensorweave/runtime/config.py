@@ -2,7 +2,8 @@
 
 
 class OptimizerOptions:
-    """Graph-optimization switches. ``opt_level`` L0 turns the default passes off."""
+    """Graph-optimization switches. ``opt_level`` L0 turns the default passes and memory planning off;
+    ``do_elementwise_fusion`` and ``do_memory_planning`` turn those two off alone."""
 
     L1 = 0
     L0 = -1
@@ -10,13 +11,15 @@ class OptimizerOptions:
 
     def __init__(self, opt_level=0, do_common_subexpression_elimination=True, do_constant_folding=True,
                  do_function_inlining=True, max_folded_constant_in_bytes=10 * 1024 * 1024,
-                 global_jit_level=0):
+                 global_jit_level=0, do_elementwise_fusion=True, do_memory_planning=True):
         self.opt_level = opt_level
         self.do_common_subexpression_elimination = do_common_subexpression_elimination
         self.do_constant_folding = do_constant_folding
         self.do_function_inlining = do_function_inlining
         self.max_folded_constant_in_bytes = max_folded_constant_in_bytes
         self.global_jit_level = global_jit_level
+        self.do_elementwise_fusion = do_elementwise_fusion
+        self.do_memory_planning = do_memory_planning  # straight-line partitions reuse buffers across steps
 
 
 class GraphOptions:
@@ -41,8 +44,13 @@ class GraphOptions:
         if opts.opt_level == OptimizerOptions.L0:
             return False
         switch = {"cse": opts.do_common_subexpression_elimination,
-                  "constant_folding": opts.do_constant_folding}.get(name, True)
+                  "constant_folding": opts.do_constant_folding,
+                  "elementwise_fusion": opts.do_elementwise_fusion}.get(name, True)
         return switch
+
+    def memory_planning_enabled(self):
+        opts = self.optimizer_options
+        return opts.opt_level != OptimizerOptions.L0 and opts.do_memory_planning
 
 
 class GPUOptions:

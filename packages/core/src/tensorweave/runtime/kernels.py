@@ -4,10 +4,14 @@ from tensorweave import errors
 
 
 class KernelBuildContext:
-    """What ``KernelDef.build`` gets: one node's attrs, dtypes, shapes and device (read once, not per step)."""
+    """What ``KernelDef.build`` gets: one node's attrs, dtypes, shapes and device (read once, not per step).
+
+    A composite kernel (one node running several ops, as a fused node does) builds its ops' own kernels
+    with ``for_op(...).instantiate()`` and reports their failures with ``error``, naming the op.
+    """
 
     __slots__ = ("name", "op_type", "attrs", "input_dtypes", "output_dtypes", "output_shapes", "device",
-                 "device_mgr", "op_def", "source", "session_config")
+                 "device_mgr", "op_def", "source", "session_config", "note")
 
     def __init__(self, node, device, device_mgr, session_config=None):
         self.name = node.name
@@ -21,9 +25,37 @@ class KernelBuildContext:
         self.op_def = node.op_def
         self.source = node.source
         self.session_config = session_config
+        self.note = ""
 
     def get_attr(self, name):
         return self.attrs[name]
+
+    def for_op(self, op_type, name, attrs, input_dtypes, output_dtypes, source=None, note=""):
+        """A context for another op on this device (unknown output shapes); ``note`` follows its line in errors."""
+        from tensorweave.framework.apply_op import get_op_def
+        ctx = object.__new__(KernelBuildContext)
+        ctx.name, ctx.op_type, ctx.attrs = name, op_type, attrs
+        ctx.input_dtypes, ctx.output_dtypes = list(input_dtypes), list(output_dtypes)
+        ctx.output_shapes = [None] * len(ctx.output_dtypes)
+        ctx.device, ctx.device_mgr, ctx.session_config = self.device, self.device_mgr, self.session_config
+        ctx.op_def, ctx.source, ctx.note = get_op_def(op_type), source, note
+        return ctx
+
+    def instantiate(self):
+        """(KernelDef, compute) of this context's op on its device, as the executors would choose it."""
+        from tensorweave.plugins import get_registries
+        registries = get_registries()
+        kernel_def = find_kernel_def(registries, self, self.device.device_type)
+        if kernel_def is None:
+            raise no_kernel_error(registries, self, self.device_mgr)
+        return kernel_def, kernel_def.build(self)
+
+    def where(self):
+        return (self.source.where() if self.source is not None else "<runtime>") + self.note
+
+    def error(self, exc):
+        """``exc`` as an OpError naming this op, its device and the user's line."""
+        return wrap_error(self, exc)
 
 
 def find_kernel_def(registries, node, device_type):
@@ -77,7 +109,7 @@ _PYTHON_TO_OPERROR = {
 
 def wrap_error(node, exc):
     """An OpError naming the op, its type, its device and the user's line that created it."""
-    device = node.device or "?"
+    device = getattr(node.device, "name", node.device) or "?"
     where = f"in op {node.name!r} ({node.op_type}) on {device}, created at {node.where()}"
     if isinstance(exc, errors.OpError):
         if getattr(exc, "_tw_located", False):

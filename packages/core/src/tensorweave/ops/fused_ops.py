@@ -1,0 +1,43 @@
+"""_FusedElementwise: a tree of elementwise ops run as one node, made by the runtime's elementwise fusion pass.
+
+The node's inputs are the tree's outside inputs; its attrs list the original ops in evaluation order
+(``fused_ops``, ``fused_names``: the user's op names, so errors and traces still name them), each one's
+operands as registers (``fused_operands``: index < len(inputs) is that input, else the output of step
+``index - len(inputs)``), attrs (``fused_attrs``: [name, value] pairs) and output dtype (``fused_dtypes``).
+The last step is the node's output. A kernel for it must run every op that has a plain kernel on its
+device type, with that kernel's results. It has no gradient: the pass runs after differentiation.
+"""
+
+from tensorweave.framework import common_shapes, tensor_shape
+from tensorweave.framework.op_def import OpDefList
+
+DEFS = OpDefList()
+
+FUSED_ELEMENTWISE = DEFS.define(
+    "_FusedElementwise", inputs=["inputs: Tin"], outputs=["output: T"],
+    attrs=["Tin: list(type)", "T: type", "fused_ops: list(string)", "fused_names: list(string)",
+           "fused_operands: value", "fused_attrs: value", "fused_dtypes: list(type)"],
+    doc="Elementwise ops fused into one kernel call by the runtime (see fused_ops)")
+
+RESULT_OPERANDS = {"Select": (1, 2), "BiasAdd": (0,), "ClipByValue": (0,)}
+"""Op type -> the operands whose broadcast shape is the result's; every operand's for the others."""
+
+
+def step_attrs(pairs):
+    """One step's attrs as a dict, from the [name, value] pairs of ``fused_attrs``."""
+    return {name: value for name, value in pairs}
+
+
+@FUSED_ELEMENTWISE.set_shape_fn
+def _fused_elementwise_shape(op):
+    shapes = [t.shape for t in op.inputs]
+    for op_type, operands in zip(op.get_attr("fused_ops"), op.get_attr("fused_operands")):
+        chosen = [operands[i] for i in RESULT_OPERANDS.get(op_type, range(len(operands)))]
+        shape = shapes[chosen[0]]
+        try:
+            for register in chosen[1:]:
+                shape = common_shapes.broadcast_shapes(shape, shapes[register])
+        except ValueError:
+            shape = tensor_shape.TensorShape(None)
+        shapes.append(shape)
+    return shapes[-1]

@@ -1,0 +1,165 @@
+"""Elementwise fusion: a tree of elementwise ops becomes one ``_FusedElementwise`` node, so a step makes one
+kernel call for it and its kernel can reuse the tree's temporaries instead of allocating one array per op.
+
+A tree grows from its root (the op whose value leaves it) towards its inputs, taking a producer when it is
+an elementwise op of the list below, pure, single-output, and every reader of its value is already in the
+tree: no other op, no fetch, no control edge reads it. All ops of a tree have one device request, no
+colocation, and the device type they would be placed on has a plain kernel for each of them and one for
+``_FusedElementwise``. Control-flow ops never join a tree, so frames and deadness are those of the ops
+it replaces. The fused node keeps the root's name, device request and source; its attrs name the
+original ops (``ops/fused_ops.py``).
+"""
+
+import heapq
+
+from tensorweave import dtypes
+from tensorweave.framework.device_spec import DeviceSpec
+from tensorweave.ops.fused_ops import FUSED_ELEMENTWISE
+from tensorweave.runtime.kernels import find_kernel_def
+from tensorweave.runtime.passes.rules import dedupe, is_pure
+from tensorweave.runtime.plan_graph import PlanNode
+
+FUSED_OP = FUSED_ELEMENTWISE.name
+MAX_STEPS = 64  # a longer chain is split into several fused nodes
+
+ELEMENTWISE = frozenset((
+    # one input
+    "Abs", "Cast", "Ceil", "Conj", "Cos", "Elu", "Exp", "Expm1", "Floor", "IsFinite", "IsInf", "IsNan", "LeakyRelu",
+    "Log", "Log1p", "LogicalNot", "Neg", "Reciprocal", "Relu", "Relu6", "Round", "Rsqrt", "Selu", "Sigmoid", "Sign",
+    "Sin", "Softplus", "Softsign", "Sqrt", "Square", "Swish", "Tanh",
+    # two inputs, broadcasting
+    "Add", "BiasAdd", "DivNoNan", "Equal", "FloorDiv", "FloorMod", "Greater", "GreaterEqual", "Less", "LessEqual",
+    "LogicalAnd", "LogicalOr", "Maximum", "Minimum", "Mul", "NotEqual", "Pow", "RealDiv", "SquaredDifference", "Sub",
+    "TruncateDiv", "TruncateMod",
+    # gradients of activations, fed the forward input or output and the incoming gradient
+    "EluGrad", "LeakyReluGrad", "ReciprocalGrad", "Relu6Grad", "ReluGrad", "RsqrtGrad", "SeluGrad", "SigmoidGrad",
+    "SoftplusGrad", "SoftsignGrad", "SqrtGrad", "SwishGrad", "TanhGrad",
+    # three or more
+    "AddN", "ClipByValue", "Select", "SelectV2"))
+"""Op types fused: each output element depends only on the same (broadcast) element of the inputs."""
+
+_NOT_VALUES = (dtypes.string, dtypes.resource, dtypes.variant)
+
+
+class _Placement:
+    """Which device type each candidate would run on, as the placer would choose it for a lone op."""
+
+    def __init__(self, device_mgr, registries):
+        self.device_mgr = device_mgr
+        self.registries = registries
+        self._devices = {}
+        self._fused = {}
+
+    def device_type(self, node):
+        """The device type of the first device matching the node's request with a plain kernel for it
+        (None if that type cannot run a fused node)."""
+        devices = self._devices.get(node.requested_device)
+        if devices is None:
+            try:
+                devices = self.device_mgr.matching(DeviceSpec.from_string(node.requested_device))
+            except ValueError:
+                devices = []
+            self._devices[node.requested_device] = devices
+        for device in devices:
+            kernel = find_kernel_def(self.registries, node, device.device_type)
+            if kernel is not None:
+                return device.device_type if not kernel.context and self._runs_fused(device.device_type) else None
+        return None
+
+    def _runs_fused(self, device_type):
+        ok = self._fused.get(device_type)
+        if ok is None:
+            probe = PlanNode("probe", FUSED_OP, {}, [], [], [dtypes.float32], op_def=FUSED_ELEMENTWISE)
+            ok = self._fused[device_type] = find_kernel_def(self.registries, probe, device_type) is not None
+        return ok
+
+
+def _candidate(node):
+    if node.op_type not in ELEMENTWISE or node.num_outputs != 1 or "_class" in node.attrs or not is_pure(node):
+        return False
+    return node.output_dtypes[0] not in _NOT_VALUES and not any(t in _NOT_VALUES for t in node.input_dtypes())
+
+
+def fuse_elementwise(graph, options):
+    """Replaces trees of two or more elementwise ops by fused nodes, in place; returns how many ops were fused."""
+    device_mgr, registries = getattr(options, "device_mgr", None), getattr(options, "registries", None)
+    if device_mgr is None or registries is None:
+        return 0
+    order = graph.topological_order()
+    position = {id(n): i for i, n in enumerate(order)}
+    data, control = graph.consumers()
+    placement = _Placement(device_mgr, registries)
+    kind = {id(n): placement.device_type(n) for n in order if _candidate(n)}
+    kind = {k: t for k, t in kind.items() if t is not None}
+    taken, trees = set(), []
+    for root in reversed(order):
+        if id(root) in kind and id(root) not in taken:
+            tree = _grow(root, kind, taken, position, data, control)
+            if len(tree) > 1:
+                trees.append(tree)
+                taken.update(id(n) for n in tree)
+    for tree in reversed(trees):  # producers' trees first, so a later tree reads the fused nodes before it
+        _replace(graph, sorted(tree, key=lambda n: position[id(n)]), data, control)
+    return sum(len(t) for t in trees)
+
+
+def _grow(root, kind, taken, position, data, control):
+    """The root and the producers that can join its tree, found from the root towards its inputs."""
+    members = {id(root)}
+    tree = [root]
+    frontier = [(-position[id(src)], id(src), src) for src, _ in root.inputs]
+    heapq.heapify(frontier)
+    seen = set()
+    while frontier and len(tree) < MAX_STEPS:
+        _, key, node = heapq.heappop(frontier)  # latest first: its readers in the tree are decided
+        if key in seen:
+            continue
+        seen.add(key)
+        if (key not in kind or key in taken or kind[key] != kind[id(root)] or control.get(key) or
+                node.requested_device != root.requested_device or
+                any(id(reader) not in members for reader, _ in data.get(key, ()))):
+            continue
+        members.add(key)
+        tree.append(node)
+        for src, _ in node.inputs:
+            heapq.heappush(frontier, (-position[id(src)], id(src), src))
+    return tree
+
+
+def _replace(graph, steps, data, control):
+    """Puts one fused node in place of ``steps`` (in evaluation order; the last is the root)."""
+    index = {id(n): i for i, n in enumerate(steps)}
+    outside = _dedupe_edges((src, slot) for n in steps for src, slot in n.inputs if id(src) not in index)
+    register = {(id(src), slot): r for r, (src, slot) in enumerate(outside)}
+    operands = [[len(outside) + index[id(src)] if id(src) in index else register[(id(src), slot)]
+                 for src, slot in n.inputs] for n in steps]
+    root = steps[-1]
+    attrs = {
+        "Tin": [src.output_dtypes[slot] for src, slot in outside],
+        "T": root.output_dtypes[0],
+        "fused_ops": [n.op_type for n in steps],
+        "fused_names": [n.source.name if n.source is not None else n.name for n in steps],
+        "fused_operands": operands,
+        "fused_attrs": [[[k, v] for k, v in sorted(n.attrs.items()) if not k.startswith("_")] for n in steps],
+        "fused_dtypes": [n.output_dtypes[0] for n in steps],
+    }
+    graph.remove(steps)
+    fused = graph.add(PlanNode(root.name, FUSED_OP, attrs, list(outside),
+                               dedupe(c for n in steps for c in n.control_inputs), [root.output_dtypes[0]],
+                               [root.output_shapes[0]], requested_device=root.requested_device, source=root.source,
+                               op_def=FUSED_ELEMENTWISE))
+    for reader, pos in data.get(id(root), ()):
+        reader.inputs[pos] = (fused, 0)
+    for waiter in control.get(id(root), ()):
+        waiter.control_inputs = dedupe(fused if c is root else c for c in waiter.control_inputs)
+    return fused
+
+
+def _dedupe_edges(edges):
+    """(node, slot) pairs in order without repeats."""
+    seen, out = set(), []
+    for src, slot in edges:
+        if (id(src), slot) not in seen:
+            seen.add((id(src), slot))
+            out.append((src, slot))
+    return out

@@ -1,0 +1,285 @@
+"""The CPU kernel of ``_FusedElementwise``: the fused ops compiled into one Python function per node.
+
+An op whose chosen kernel is this package's numpy kernel with a known formula (FORMULAS: the same ufunc calls
+in the same order, so every result is identical) runs as those calls, each writing into a temporary of the
+expression that nothing reads any more (``out=``) when its dtype and shape match, instead of allocating an
+array per op. Any other op (Cast, Select, a native kernel, another plugin's kernel) runs its own kernel; its
+result is written over only when its reference count shows the function holds it alone (not a view, not
+kept by the kernel). Floating-point warnings are silenced around exactly the ops whose own
+kernels silence them. The compiled function accepts ``out``: a buffer the executor owns outright (a dying
+input or an earlier output, see ``runtime/memory_plan``), written when an op's result fits it. A failure
+names the original op and the user's line, not the fused node.
+"""
+
+import itertools
+import sys
+
+import numpy as np
+
+from tensorweave.extension import KernelSet, errors
+
+from tensorweave_cpu.kernels import math as math_kernels, nn as nn_kernels
+
+KERNELS = KernelSet("CPU")
+
+_ids = itertools.count()
+
+
+class _Temp(int):
+    """A formula's reference to the result of one of its own earlier calls (by position)."""
+
+
+class _Const:
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+T0, T1, T2, T3 = (_Temp(i) for i in range(4))
+ZERO, ONE, SIX = _Const(0), _Const(1), _Const(6)
+
+_UFUNC_OPS = {
+    "Add": "add", "Sub": "subtract", "Mul": "multiply", "Maximum": "maximum", "Minimum": "minimum", "Neg": "negative",
+    "Abs": "absolute", "Sign": "sign", "Square": "square", "Tanh": "tanh", "Floor": "floor", "Ceil": "ceil",
+    "Round": "rint", "Conj": "conjugate", "IsFinite": "isfinite", "IsNan": "isnan", "IsInf": "isinf", "Less": "less",
+    "LessEqual": "less_equal", "Greater": "greater", "GreaterEqual": "greater_equal", "Equal": "equal",
+    "NotEqual": "not_equal", "LogicalAnd": "logical_and", "LogicalOr": "logical_or", "LogicalNot": "logical_not",
+    "RealDiv": "true_divide", "Pow": "power", "Exp": "exp", "Expm1": "expm1", "Log": "log", "Log1p": "log1p",
+    "Sqrt": "sqrt", "Reciprocal": "reciprocal", "Sin": "sin", "Cos": "cos"}
+"""Ops whose numpy kernel is the ufunc itself (kernels/math.py)."""
+
+FORMULAS = {op: ((name,) + tuple(range(getattr(np, name).nin)),) for op, name in _UFUNC_OPS.items()}
+FORMULAS.update({
+    "Rsqrt": (("sqrt", 0), ("reciprocal", T0)),
+    "Sigmoid": (("negative", 0), ("logaddexp", ZERO, T0), ("negative", T1), ("exp", T2)),
+    "SqrtGrad": (("multiply", 1, _Const(0.5)), ("true_divide", T0, 0)),
+    "RsqrtGrad": (("multiply", 1, _Const(-0.5)), ("multiply", 0, 0), ("multiply", T1, 0), ("multiply", T0, T2)),
+    "ReciprocalGrad": (("negative", 1), ("multiply", 0, 0), ("multiply", T0, T1)),
+    "TanhGrad": (("multiply", 0, 0), ("subtract", ONE, T0), ("multiply", 1, T1)),
+    "SigmoidGrad": (("subtract", ONE, 0), ("multiply", 0, T0), ("multiply", 1, T1)),
+    "Relu": (("maximum", 0, ZERO),),
+    "ReluGrad": (("greater", 1, ZERO), ("multiply", 0, T0)),
+    "Relu6Grad": (("greater", 1, ZERO), ("less", 1, SIX), ("bitwise_and", T0, T1), ("multiply", 0, T2)),
+    "Softplus": (("logaddexp", 0, ZERO),),
+    "Softsign": (("absolute", 0), ("add", ONE, T0), ("true_divide", 0, T1)),
+    "SoftplusGrad": (("negative", 1), ("logaddexp", ZERO, T0), ("negative", T1), ("exp", T2), ("multiply", 0, T3)),
+    "SoftsignGrad": (("absolute", 1), ("add", ONE, T0), ("multiply", T1, T1), ("true_divide", 0, T2)),
+})
+"""Op -> the ufunc calls its numpy kernel makes: (ufunc name, operands), an operand being the op's input k,
+a _Temp (an earlier call's result) or a _Const (a Python scalar, weakly typed as in the kernel)."""
+
+QUIET = frozenset(("RealDiv", "Pow", "Exp", "Expm1", "Log", "Log1p", "Sqrt", "Reciprocal", "Sin", "Cos", "Rsqrt",
+                   "SqrtGrad", "RsqrtGrad", "ReciprocalGrad", "TanhGrad", "SigmoidGrad"))
+"""Ops whose numpy kernels run with floating-point warnings silenced."""
+
+REAL_ONLY = frozenset(("Sigmoid", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad", "TanhGrad", "SigmoidGrad"))
+"""Ops whose numpy kernels take another formula for complex values (those run their own kernel)."""
+
+_NUMPY_KERNELS = {id(k) for k in itertools.chain(math_kernels.KERNELS, nn_kernels.KERNELS)}
+
+
+class _Call:
+    """One line of the compiled function: ``target = fn(operands)``."""
+
+    __slots__ = ("target", "fn", "operands", "dtype", "quiet", "step", "owned")
+
+    def __init__(self, target, fn, operands, dtype, quiet, step, owned):
+        self.target, self.fn, self.operands, self.dtype = target, fn, operands, dtype
+        self.quiet, self.step, self.owned = quiet, step, owned
+
+
+def _np_dtype(dtype):
+    numpy_type = dtype.as_numpy_dtype
+    return None if numpy_type is None else np.dtype(numpy_type)
+
+
+def _operand_type(value, dtypes):
+    return type(value.value) if isinstance(value, _Const) else dtypes[value]
+
+
+class _Compiler:
+    """Turns one fused node's attrs into the source and globals of its function."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.env = {"_nd": np.ndarray, "_into": _into, "_into_dtype": _into_dtype, "_free": _free,
+                    "_errstate": np.errstate}
+        self.inputs = [f"i{k}" for k in range(len(ctx.input_dtypes))]
+        self.dtype = {name: _np_dtype(t) for name, t in zip(self.inputs, ctx.input_dtypes)}
+        self.calls = []
+        self.steps = []  # KernelBuildContext per step, for errors
+
+    def compile(self):
+        attrs = self.ctx.attrs
+        registers = list(self.inputs)
+        dtypes = list(self.ctx.input_dtypes)
+        root = self.ctx.name
+        for s, (op_type, name, operands, pairs, out_dtype) in enumerate(zip(
+                attrs["fused_ops"], attrs["fused_names"], attrs["fused_operands"], attrs["fused_attrs"],
+                attrs["fused_dtypes"])):
+            step = self.ctx.for_op(op_type, name, {k: v for k, v in pairs}, [dtypes[r] for r in operands], [out_dtype],
+                                   self._source(name), f" (run inside the fused node {root!r}; the elementwise_fusion "
+                                                       f"graph pass made it)")
+            self.steps.append(step)
+            kernel_def, compute = step.instantiate()
+            if kernel_def.context:
+                raise errors.InternalError(None, step.source, f"op {name!r} ({op_type}) needs a context kernel and "
+                                                              f"cannot run inside a fused node")
+            args = [registers[r] for r in operands]
+            result = self._formula(s, op_type, kernel_def, args, out_dtype) or self._opaque(s, compute, args, out_dtype)
+            registers.append(result)
+            dtypes.append(out_dtype)
+        return self._source_code(registers[-1])
+
+    def _source(self, name):
+        source = self.ctx.source
+        try:
+            return source.graph.get_operation_by_name(name) if source is not None else None
+        except (KeyError, AttributeError):
+            return source
+
+    def _opaque(self, step, compute, args, out_dtype):
+        fn = f"k{step}"
+        self.env[fn] = compute
+        target = f"v{len(self.calls)}"
+        self.calls.append(_Call(target, fn, args, None, False, step, False))
+        self.dtype[target] = _np_dtype(out_dtype)
+        return target
+
+    def _formula(self, step, op_type, kernel_def, args, out_dtype):
+        """Appends the op's ufunc calls and returns its result's name; None when it runs its own kernel."""
+        formula = FORMULAS.get(op_type)
+        if formula is None or id(kernel_def) not in _NUMPY_KERNELS or (op_type in REAL_ONLY and out_dtype.is_complex):
+            return None
+        if any(self.dtype[a] is None for a in args):
+            return None
+        calls, temps = [], []
+        for ufunc_name, *operands in formula:
+            names = [temps[o] if isinstance(o, _Temp) else o if isinstance(o, _Const) else args[o] for o in operands]
+            try:
+                dtype = getattr(np, ufunc_name).resolve_dtypes(
+                    tuple(_operand_type(n, self.dtype) for n in names) + (None,))[-1]
+            except (TypeError, ValueError):
+                return None  # numpy has no loop for these dtypes: the op's own kernel reports it
+            target = f"v{len(self.calls) + len(calls)}"
+            calls.append(_Call(target, ufunc_name, names, dtype, op_type in QUIET, step, True))
+            self.dtype[target] = dtype
+            temps.append(target)
+        for call in calls:
+            self.env[call.fn] = getattr(np, call.fn)
+            for k, n in enumerate(call.operands):
+                if isinstance(n, _Const):
+                    const = f"c{len(self.env)}"
+                    self.env[const] = n.value
+                    call.operands[k] = const
+        self.calls.extend(calls)
+        return temps[-1]
+
+    def _source_code(self, result):
+        last_use, escaped = {}, set()
+        for m, call in enumerate(self.calls):
+            for n in call.operands:
+                last_use[n] = m
+                if not call.owned:
+                    escaped.add(n)
+        body, line_step, quiet = [], {}, False
+        for m, call in enumerate(self.calls):
+            if call.quiet != quiet:
+                quiet = call.quiet
+                if quiet:
+                    body.append(("with _errstate(all='ignore'):", call.step, 0))
+            indent = 1 if quiet else 0
+            out = self._out_expression(m, call, last_use, escaped)
+            if isinstance(out, tuple):
+                body.append((out[0], call.step, indent))
+                body.append(("if o is not None: out = None", call.step, indent))
+                out = "o"
+            args = ", ".join(call.operands) + (f", out={out}" if out else "")
+            body.append((f"{call.target} = {call.fn}({args})", call.step, indent))
+        lines = [f"def fused({''.join(i + ', ' for i in self.inputs)}out=None):", "    try:"]
+        for text, step, indent in body:
+            lines.append("        " + "    " * indent + text)
+            line_step[len(lines)] = step
+        lines += [f"        return {result}", "    except Exception as e:", "        raise _locate(e) from None"]
+        return "\n".join(lines) + "\n", line_step
+
+    def _out_expression(self, m, call, last_use, escaped):
+        """Where call ``m`` writes: a dying temporary of its dtype, the caller's ``out``, or nowhere (None)."""
+        if not call.owned:
+            return None
+        arrays = [n for n in call.operands if n in self.dtype]  # not the constants
+        others = lambda t: [n for n in arrays if n != t]  # noqa: E731
+        for t in arrays:
+            if t.startswith("v") and last_use[t] == m and self.dtype[t] == call.dtype:
+                rest = others(t)
+                ours = t not in escaped and self.calls[int(t[1:])].owned
+                check = f"{t}.__class__ is _nd" + ("" if ours else f" and _free({t})")
+                if not rest:
+                    return f"({t} if {check} else None)"
+                same = " and ".join(f"{t}.shape == {x}.shape" for x in rest)
+                return f"({t} if {check} and {same} else _into({t}, {', '.join([t] + rest)}) if {check} else None)"
+        read_later = [i for i in self.inputs if last_use.get(i, -1) > m]
+        dtype_name = f"d{m}"
+        self.env[dtype_name] = call.dtype
+        guard = "".join(f" and out is not {i}" for i in read_later)
+        return (f"o = _into_dtype(out, {dtype_name}, {', '.join(arrays)}) if out is not None{guard} else None",)
+
+
+def _refs(v):
+    return sys.getrefcount(v)
+
+
+def _probe():
+    value = np.empty(1)
+    return _refs(value)
+
+
+_SOLE = _probe()  # the count of a value that one variable of the compiled function holds
+
+
+def _free(v):
+    """Whether another kernel's result is held by nothing but the compiled function (not cached, not a view)."""
+    return sys.getrefcount(v) == _SOLE and v.base is None and v.flags.writeable and v.flags.c_contiguous
+
+
+def _into(buf, *operands):
+    """``buf`` when broadcasting ``operands`` gives exactly its shape (so ``out=buf`` changes no value), else None."""
+    if buf.__class__ is not np.ndarray:
+        return None
+    shape = buf.shape
+    exact = False
+    for x in operands:
+        s = getattr(x, "shape", ())
+        if s == shape:
+            exact = True
+        elif len(s) > len(shape) or any(a != b and a != 1 for a, b in zip(s[::-1], shape[::-1])):
+            return None
+    return buf if exact else None
+
+
+def _into_dtype(buf, dtype, *operands):
+    return _into(buf, *operands) if buf.__class__ is np.ndarray and buf.dtype == dtype else None
+
+
+@KERNELS.register_build("_FusedElementwise")
+def _fused_elementwise(ctx):
+    compiler = _Compiler(ctx)
+    source, line_step = compiler.compile()
+    env = compiler.env
+    code = compile(source, f"<tensorweave-fused-{next(_ids)}:{ctx.name}>", "exec")
+
+    def locate(exc):
+        tb, step = exc.__traceback__, None
+        while tb is not None:
+            if tb.tb_frame.f_code is fn.__code__:
+                step = line_step.get(tb.tb_lineno)
+            tb = tb.tb_next
+        return exc if step is None else compiler.steps[step].error(exc)
+
+    env["_locate"] = locate
+    exec(code, env)  # noqa: S102 - generated from the node's own attrs
+    fn = env["fused"]
+    fn.accepts_out = True
+    fn.source = source
+    return fn
