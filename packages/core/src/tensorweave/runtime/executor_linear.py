@@ -10,6 +10,7 @@ import threading
 import time
 
 from tensorweave.runtime.kernels import instantiate, wrap_error
+from tensorweave.runtime.memory_plan import MemoryPlan
 from tensorweave.runtime.step import OpContext
 
 _plan_ids = itertools.count()
@@ -30,6 +31,8 @@ class LinearExecutor:
         for node in self.nodes:
             if node.op_type not in ("_Arg", "_Retval"):
                 self.kernels[id(node)] = instantiate(node, device, device_mgr, registries, config)
+        self._planning = config is None or config.graph_options.memory_planning_enabled()
+        self.memory = None  # the MemoryPlan, when planning is on
         self._fn, self._line_to_node, self.source, self._frees = self._compile()
         self._read = {key for keys in self._frees.values() for key in keys}
 
@@ -41,6 +44,9 @@ class LinearExecutor:
                 last_use[(index[id(src)], slot)] = pos
         used = set(last_use)
         env = {"OpContext": OpContext, "dev": self.device, "_wait_async": _wait_async}
+        memory = self.memory = MemoryPlan(self.nodes, self.kernels, last_use) if self._planning else None
+        if memory is not None:
+            env.update(memory.env())
         host = self.device.is_host
         if not host:
             env["to_host"], env["from_host"] = self.device.to_host, self.device.from_host
@@ -49,8 +55,13 @@ class LinearExecutor:
         frees = {}
         for key, pos in last_use.items():
             frees.setdefault(pos, []).append(f"v{key[0]}_{key[1]}")
+        kept_at = {}
+        for key, pos in last_use.items():
+            if memory is not None and key in memory.kept:
+                kept_at.setdefault(pos, []).append(key)
         for pos, node in enumerate(self.nodes):
             i = pos
+            after = ()
             args = [f"v{index[id(src)]}_{slot}" for src, slot in node.inputs]
             if node.op_type == "_Arg":
                 src = f"feeds[{node.attrs['index']}]"
@@ -65,6 +76,12 @@ class LinearExecutor:
                     call = f"_wait_async(k{i}, OpContext(step, n{i}, dev), {', '.join(args)})"
                 elif kernel_def.context:
                     call = f"k{i}(OpContext(step, n{i}, dev){''.join(', ' + a for a in args)})"
+                elif memory is not None and i in memory.slot_of and outs[0] != "_":
+                    slot = memory.slot_of[i]
+                    lines.append(f"    o{i} = _offer({', '.join([slot] + memory.in_place[i])})")
+                    line_to_node[len(lines)] = node
+                    call = f"k{i}({''.join(a + ', ' for a in args)}out=o{i})"
+                    after = [f"{slot}.written += {outs[0]} is o{i}", f"del o{i}"]
                 else:
                     call = f"k{i}({', '.join(args)})"
                 if not outs:
@@ -77,7 +94,9 @@ class LinearExecutor:
                     code = f"{outs[0]} = {call}"
             lines.append("    " + code)
             line_to_node[len(lines)] = node
+            lines.extend("    " + line for line in after)
             if pos in frees:
+                lines.extend(f"    _keep({memory.kept[key]}, v{key[0]}_{key[1]})" for key in kept_at.get(pos, ()))
                 lines.append("    del " + ", ".join(frees[pos]))
         if len(lines) == 1:
             lines.append("    pass")

@@ -1,0 +1,129 @@
+"""Memory planning for the straight-line executor: a kernel that accepts ``out=`` gets a buffer to write into.
+
+A kernel declares it with ``compute.accepts_out = True``; it then takes ``out``, None or a C-contiguous,
+writeable array nobody else holds, and writes its result there when dtype and shape fit (else ignores it).
+The buffer is, first, an input whose value dies at this node (in place) and, failing that, one kept from an
+earlier step: when such a kernel's value dies unreferenced, its buffer waits in the slot of the node's
+group (the node and the out-taking producers it may write over, so a chain of in-place nodes shares one
+buffer) for the next step. A buffer is handed over only when its reference count says that the executor's
+one variable is its only holder and it owns its memory: a fetched value (the results hold it), a fed value,
+a variable's or a constant's array, a view, or a value another consumer still reads is never written over.
+Feeds, constants, variables and received values are left out before counting, too.
+"""
+
+import sys
+
+import numpy as np
+
+_BORROWED = frozenset(("_Arg", "Const", "_Recv"))  # values that belong to the caller, the graph or a transfer
+
+
+class BufferSlot:
+    """Buffers kept for one group between steps, and what happened to the offers (a debug record)."""
+
+    __slots__ = ("buffers", "capacity", "wanted", "in_place", "reused", "written")
+
+    def __init__(self, capacity):
+        self.buffers = []
+        self.capacity = capacity
+        self.wanted = False  # an offer once found nothing: dying values are worth keeping
+        self.in_place = 0  # offers of a dying input
+        self.reused = 0  # offers of a buffer kept from an earlier step
+        self.written = 0  # offers the kernel wrote its result into
+
+
+def _refs_as_offered(*dying):
+    for v in dying:
+        return sys.getrefcount(v)
+
+
+def _refs_as_kept(slot, v):
+    return sys.getrefcount(v)
+
+
+def _probe():
+    value = np.empty(2)
+    return _refs_as_offered(value), _refs_as_kept(None, value)
+
+
+OFFERED_SOLE, KEPT_SOLE = _probe()  # the counts of a value held by one variable of the executor's function
+
+
+def _owns(v):
+    return v.__class__ is np.ndarray and v.base is None and v.flags.c_contiguous and v.flags.writeable
+
+
+def offer(slot, *dying):
+    """A buffer for the kernel's result: a dying input held by nobody else, else a kept one, else None."""
+    for v in dying:
+        if sys.getrefcount(v) == OFFERED_SOLE and _owns(v):  # counted as in _refs_as_offered
+            slot.in_place += 1
+            return v
+    if slot.buffers:
+        slot.reused += 1
+        return slot.buffers.pop()
+    slot.wanted = True
+    return None
+
+
+def keep(slot, v):
+    """Keeps a dying value's buffer for the next step when nobody else holds it and an offer wanted one."""
+    if slot.wanted and len(slot.buffers) < slot.capacity and sys.getrefcount(v) == KEPT_SOLE and _owns(v):
+        slot.buffers.append(v)
+
+
+class MemoryPlan:
+    """Which nodes get an ``out=`` offer, from which dying inputs, and which values are kept (per slot)."""
+
+    def __init__(self, nodes, kernels, last_use):
+        index = {id(n): i for i, n in enumerate(nodes)}
+        takers = {i for i, n in enumerate(nodes) if id(n) in kernels and _takes_out(n, *kernels[id(n)])}
+        self.in_place = {}  # position -> names of input values that die there and may be written over
+        group = {i: i for i in takers}
+        for i in takers:
+            node = nodes[i]
+            names = []
+            for src, slot in node.inputs:
+                key = (index[id(src)], slot)
+                name = f"v{key[0]}_{slot}"
+                if last_use.get(key) == i and name not in names and _may_write_over(src, slot, node):
+                    names.append(name)
+                    if key[0] in takers:
+                        _union(group, i, key[0])
+            self.in_place[i] = names
+        roots = sorted({_find(group, i) for i in takers})
+        size = {r: sum(1 for i in takers if _find(group, i) == r) for r in roots}
+        self.slots = {r: BufferSlot(size[r]) for r in roots}
+        self.slot_of = {i: f"s{_find(group, i)}" for i in takers}
+        self.kept = {(i, 0): self.slot_of[i] for i in takers}  # value -> slot its buffer waits in
+
+    def env(self):
+        env = {f"s{r}": slot for r, slot in self.slots.items()}
+        env["_offer"], env["_keep"] = offer, keep
+        return env
+
+    def stats(self):
+        """Offers made and taken, summed over slots: {"in_place", "reused", "written"}."""
+        return {k: sum(getattr(s, k) for s in self.slots.values()) for k in ("in_place", "reused", "written")}
+
+
+def _takes_out(node, kernel_def, compute):
+    args = node.op_def.output_args
+    return (getattr(compute, "accepts_out", False) and not kernel_def.context and len(args) == 1
+            and not args[0].is_list)
+
+
+def _may_write_over(src, slot, node):
+    return (src.op_type not in _BORROWED and not src.is_stateful and src.role is None
+            and src.output_dtypes[slot] == node.output_dtypes[0])
+
+
+def _find(group, i):
+    while group[i] != i:
+        group[i] = group[group[i]]
+        i = group[i]
+    return i
+
+
+def _union(group, a, b):
+    group[_find(group, a)] = _find(group, b)
