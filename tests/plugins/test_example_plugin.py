@@ -139,9 +139,7 @@ def test_the_plugin_device_never_captures_ops_that_have_cpu_kernels(config):
 
 
 # Files still importing core internals, with what they need to switch to (delete the entry once done).
-_NOT_YET_ON_THE_EXTENSION_API = {
-    "tensorweave_cpu/kernels/native.py": "errors, bias_channel_axis, SLOTS, UPDATES, sparse_inputs, spatial_params",
-}
+_NOT_YET_ON_THE_EXTENSION_API = {}
 
 
 @pytest.mark.parametrize("package", ["tensorweave_example_plugin", "tensorweave_cpu"])

@@ -13,11 +13,7 @@ import os
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.extension import KernelSet
-from tensorweave.ops.nn_ops import bias_channel_axis
-from tensorweave.ops.training_ops import SLOTS, UPDATES, sparse_inputs
-from tensorweave.ops.window_geometry import spatial_params
+from tensorweave.extension import SLOTS, UPDATES, KernelSet, bias_channel_axis, errors, sparse_inputs, spatial_params
 
 from tensorweave_cpu.kernels.conv import _check_out_backprop, _windows as _conv_windows
 from tensorweave_cpu.kernels.sliding_windows import Windows, from_nhwc, nhwc_shape, to_nhwc
