@@ -187,6 +187,50 @@ def test_sigmoid_and_the_output_gradients_match_numpy(dtype):
         np.testing.assert_array_equal(mine(out, dy), twin(out, dy))
 
 
+# ---- out=: the memory plan's buffers, dying inputs written over in place --------------------------------------------
+@needs_native
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_elementwise_kernels_write_into_out_or_over_a_dying_input(dtype):
+    x = RNG.standard_normal((6, 5, 4, 8)).astype(dtype)
+    dy = RNG.standard_normal(x.shape).astype(dtype)
+    y = 1 / (1 + np.exp(-x))
+    cases = [("Relu", {}, (x,)), ("Relu6", {}, (x * 4,)), ("Sigmoid", {}, (x,)), ("ReluGrad", {}, (dy, x)),
+             ("Relu6Grad", {}, (dy, x * 4)), ("SigmoidGrad", {}, (y, dy)), ("TanhGrad", {}, (np.tanh(x), dy)),
+             ("BiasAdd", {"data_format": "NHWC"}, (x, dy[0, 0, 0])), ("BiasAdd", {"data_format": "NCHW"}, (x, dy[0, :, 0, 0]))]
+    for op_type, attrs, inputs in cases:
+        mine, twin = _kernels(op_type, T=tf.as_dtype(dtype), **attrs)
+        assert mine.accepts_out
+        want = mine(*inputs)
+        _close(want, twin(*inputs), dtype)
+        for k in range(len(inputs)):  # over each input of the result's shape, in place
+            if inputs[k].shape != want.shape:
+                continue
+            args = [a.copy() for a in inputs]
+            got = mine(*args, out=args[k])
+            assert got is args[k]
+            np.testing.assert_array_equal(got, want)
+        buffer = np.empty_like(want)
+        assert mine(*inputs, out=buffer) is buffer
+        np.testing.assert_array_equal(buffer, want)
+        for unfit in (np.empty(want.shape, np.float16), np.empty(want.size, dtype)):  # ignored, not an error
+            got = mine(*inputs, out=unfit)
+            assert got is not unfit
+            np.testing.assert_array_equal(got, want)
+
+
+@needs_native
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
+def test_conv2d_writes_its_nhwc_result_into_out(data_format):
+    attrs = dict(T=tf.float64, strides=[1] * 4, padding="SAME", data_format=data_format, dilations=[1] * 4)
+    x, f = RNG.standard_normal(_layout((2, 6, 6, 3), data_format)), RNG.standard_normal((3, 3, 3, 4))
+    mine, twin = _kernels("Conv2D", **attrs)
+    want = twin(x, f)
+    buffer = np.empty(want.shape)
+    got = mine(x, f, out=buffer)
+    assert (got is buffer) == (data_format == "NHWC")
+    _close(got, want, np.float64)
+
+
 # ---- fused softmax cross-entropies -------------------------------------------------------------------------
 @needs_native
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #ifdef TW_OPENMP
 #include <omp.h>
@@ -80,6 +81,57 @@ T* out_ptr(py::array& a, const char* what, const char* name) {
     if (!(a.flags() & py::array::c_style) || !a.writeable())
         throw py::value_error(std::string(what) + ": " + name + " must be C-contiguous and writeable");
     return static_cast<T*>(a.mutable_data());
+}
+
+// Where an elementwise kernel writes: ``out`` when it is a C-contiguous, writeable array of ``like``'s dtype and
+// shape (a buffer the executor offers, possibly a dying input), else a new array. Loops writing out[i] from
+// inputs at i only are correct even when out is one of the inputs.
+template <typename T>
+py::array result_like(const py::array& like, const py::object& out) {
+    if (!out.is_none() && py::isinstance<py::array_t<T>>(out)) {
+        py::array o = out.cast<py::array>();
+        if ((o.flags() & py::array::c_style) && o.writeable() && o.ndim() == like.ndim() &&
+            std::equal(o.shape(), o.shape() + o.ndim(), like.shape()))
+            return o;
+    }
+    return py::array(like.dtype(), std::vector<py::ssize_t>(like.shape(), like.shape() + like.ndim()));
+}
+
+// out[i] = f(in[i]) over n elements. ``out`` is either ``in`` itself (an in-place offer) or a separate array,
+// and each case gets its own loop whose pointers do not alias, so both vectorize.
+template <typename T, class F>
+void map_unary(const T* in, T* out, int64_t n, int64_t cost, F f) {
+    parallel_range(n, cost, [&](int64_t begin, int64_t end) {
+        if (in == out) {
+            T* __restrict io = out;
+            for (int64_t i = begin; i < end; ++i) io[i] = f(io[i]);
+        } else {
+            const T* __restrict a = in;
+            T* __restrict o = out;
+            for (int64_t i = begin; i < end; ++i) o[i] = f(a[i]);
+        }
+    });
+}
+
+// out[i] = f(a[i], b[i]); ``out`` is ``a``, ``b`` or a separate array.
+template <typename T, class F>
+void map_binary(const T* a, const T* b, T* out, int64_t n, int64_t cost, F f) {
+    parallel_range(n, cost, [&](int64_t begin, int64_t end) {
+        if (out == a) {
+            T* __restrict o = out;
+            const T* __restrict y = b;
+            for (int64_t i = begin; i < end; ++i) o[i] = f(o[i], y[i]);
+        } else if (out == b) {
+            T* __restrict o = out;
+            const T* __restrict x = a;
+            for (int64_t i = begin; i < end; ++i) o[i] = f(x[i], o[i]);
+        } else {
+            const T* __restrict x = a;
+            const T* __restrict y = b;
+            T* __restrict o = out;
+            for (int64_t i = begin; i < end; ++i) o[i] = f(x[i], y[i]);
+        }
+    });
 }
 
 // Element strides (not bytes) of a 4-D array.

@@ -13,7 +13,8 @@ import os
 
 import numpy as np
 
-from tensorweave.extension import SLOTS, UPDATES, KernelSet, bias_channel_axis, errors, sparse_inputs, spatial_params
+from tensorweave.extension import (SLOTS, UPDATES, KernelSet, bias_channel_axis, build_from_function, errors,
+                                   sparse_inputs, spatial_params)
 
 from tensorweave_cpu.kernels.conv import _check_out_backprop, _windows as _conv_windows
 from tensorweave_cpu.kernels.sliding_windows import Windows, from_nhwc, nhwc_shape, to_nhwc
@@ -48,13 +49,31 @@ LABEL = "native"
 _FLOATS = ["float32", "float64"]
 
 
-def _register(op_type, **kwargs):
-    """Registers a compute function only when the extension loaded (a no-op decorator otherwise)."""
+def _register(op_type, accepts_out=False, **kwargs):
+    """Registers a compute function only when the extension loaded (a no-op decorator otherwise).
+
+    With ``accepts_out`` the executor's memory planning may pass ``out=``: a C-contiguous, writeable buffer
+    nobody else holds (possibly a dying input), used when it fits the result.
+    """
     def decorator(fn):
         if native is not None:
-            KERNELS.add(op_type, fn, dtypes=kwargs.pop("dtypes", _FLOATS), label=LABEL, **kwargs)
+            build = build_from_function(fn)
+            KERNELS.add(op_type, build=_taking_out(build) if accepts_out else build,
+                        dtypes=kwargs.pop("dtypes", _FLOATS), label=LABEL, **kwargs)
         return fn
     return decorator
+
+
+def _taking_out(build):
+    def build_taking_out(node):
+        compute = build(node)
+        compute.accepts_out = True
+        return compute
+    return build_taking_out
+
+
+def _fits(out, shape, dtype):
+    return out is not None and out.shape == shape and out.dtype == dtype
 
 
 def _c(a, dtype=None):
@@ -77,13 +96,17 @@ def _columns(x, windows):
     return native.im2col(x, _geometry(windows))
 
 
-@_register("Conv2D")
-def conv2d(x, w, *, strides, padding, data_format, dilations):
+@_register("Conv2D", accepts_out=True)
+def conv2d(x, w, *, strides, padding, data_format, dilations, out=None):
     x = to_nhwc(x, data_format)
     windows = _conv_windows(x.shape, w.shape, strides, dilations, padding, data_format)
     out_channels = w.shape[3]
-    out = _columns(x, windows) @ w.reshape(-1, out_channels)
-    return from_nhwc(out.reshape(windows.out_shape[:3] + (out_channels,)), data_format)
+    shape = windows.out_shape[:3] + (out_channels,)
+    columns, w2 = _columns(x, windows), w.reshape(-1, out_channels)
+    if data_format == "NHWC" and _fits(out, shape, columns.dtype):
+        np.matmul(columns, w2, out=out.reshape(-1, out_channels))
+        return out
+    return from_nhwc((columns @ w2).reshape(shape), data_format)
 
 
 @_register("Conv2DBackpropInput")
@@ -150,39 +173,39 @@ def avg_pool_grad(orig_input_shape, grad, *, ksize, strides, padding, data_forma
 
 
 # ---- activations, fused softmax cross-entropies and bias-add ---------------------------------------------------------
-@_register("Relu")
-def relu(x):
-    return native.relu(_c(x))
+@_register("Relu", accepts_out=True)
+def relu(x, out=None):
+    return native.relu(_c(x), out)
 
 
-@_register("ReluGrad")
-def relu_grad(dy, x):
-    return native.relu_grad(_c(dy), _c(x))
+@_register("ReluGrad", accepts_out=True)
+def relu_grad(dy, x, out=None):
+    return native.relu_grad(_c(dy), _c(x), out)
 
 
-@_register("Relu6")
-def relu6(x):
-    return native.relu6(_c(x))
+@_register("Relu6", accepts_out=True)
+def relu6(x, out=None):
+    return native.relu6(_c(x), out)
 
 
-@_register("Relu6Grad")
-def relu6_grad(dy, x):
-    return native.relu6_grad(_c(dy), _c(x))
+@_register("Relu6Grad", accepts_out=True)
+def relu6_grad(dy, x, out=None):
+    return native.relu6_grad(_c(dy), _c(x), out)
 
 
-@_register("Sigmoid")
-def sigmoid(x):
-    return native.sigmoid(_c(x))
+@_register("Sigmoid", accepts_out=True)
+def sigmoid(x, out=None):
+    return native.sigmoid(_c(x), out)
 
 
-@_register("SigmoidGrad")
-def sigmoid_grad(y, dy):
-    return native.sigmoid_grad(_c(y), _c(dy))
+@_register("SigmoidGrad", accepts_out=True)
+def sigmoid_grad(y, dy, out=None):
+    return native.sigmoid_grad(_c(y), _c(dy), out)
 
 
-@_register("TanhGrad")
-def tanh_grad(y, dy):
-    return native.tanh_grad(_c(y), _c(dy))
+@_register("TanhGrad", accepts_out=True)
+def tanh_grad(y, dy, out=None):
+    return native.tanh_grad(_c(y), _c(dy), out)
 
 
 
@@ -208,18 +231,18 @@ def _channel_axis(value, data_format):
     return bias_channel_axis(value.ndim, data_format)
 
 
-def bias_add_activation(value, bias, data_format="NHWC", activation="none"):
-    """activation(value + bias) in one pass; activation is none, relu or relu6."""
+def bias_add_activation(value, bias, data_format="NHWC", activation="none", out=None):
+    """activation(value + bias) in one pass; activation is none, relu or relu6; into ``out`` when it fits."""
     axis = _channel_axis(value, data_format)
     if bias.ndim != 1 or bias.shape[0] != value.shape[axis]:
         raise ValueError(f"bias of shape {list(bias.shape)} must be 1-D with as many elements as value's channel "
                          f"dimension {axis} (value shape {list(value.shape)}, data_format {data_format})")
-    return native.bias_add(_c(value), _c(bias), axis, activation)
+    return native.bias_add(_c(value), _c(bias), axis, activation, out)
 
 
-@_register("BiasAdd")
-def bias_add(value, bias, *, data_format):
-    return bias_add_activation(value, bias, data_format)
+@_register("BiasAdd", accepts_out=True)
+def bias_add(value, bias, *, data_format, out=None):
+    return bias_add_activation(value, bias, data_format, out=out)
 
 
 @_register("BiasAddGrad")
