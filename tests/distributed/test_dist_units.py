@@ -17,18 +17,20 @@ def test_split_bounds_cover_everything_with_the_first_blocks_longer():
     assert algorithms.split_bounds(0, 3) == [0, 0, 0, 0]
 
 
-def _descriptor(kind="allreduce", dtype="<f4", shape=(4,), op="sum", root=0, algorithm="auto", compression="none"):
-    return (kind, dtype, shape, op, root, algorithm, compression)
+def _descriptor(kind="allreduce", dtype="<f4", shape=(4,), op="sum", root=0, algorithm="auto", compression="none",
+                tensors=1):
+    return (kind, ((dtype, shape),) * tensors, op, root, algorithm, compression)
 
 
 def test_consecutive_compatible_all_reduces_fuse_up_to_the_threshold():
     settings = Settings(fusion_threshold=40, small_bytes=32, large_bytes=1000)
     ready = [(f"t{i}", [_descriptor()] * 2) for i in range(3)]  # 16 bytes each
-    ready.append(("other_dtype", [_descriptor(dtype="<f8")] * 2))
+    ready.append(("other_dtype", [_descriptor(dtype="<f8")] * 2))  # 32 bytes: t2 and it pass the threshold
+    ready.append(("group", [_descriptor(tensors=3)] * 2))  # one op's three tensors: negotiated as one
     ready.append(("bcast", [_descriptor(kind="broadcast", op="sum")] * 2))
     batches = negotiation.plan_batches(ready, settings)
-    assert [b.names for b in batches] == [["t0", "t1"], ["t2"], ["other_dtype"], ["bcast"]]
-    assert [b.algorithm for b in batches[:3]] == ["native", "recursive_doubling", "native"]
+    assert [b.names for b in batches] == [["t0", "t1"], ["t2"], ["other_dtype"], ["group"], ["bcast"]]
+    assert [b.algorithm for b in batches[:4]] == ["native", "recursive_doubling", "native", "native"]
     assert negotiation.plan_batches(ready, Settings(fusion_threshold=0))[0].names == ["t0"]
 
 
@@ -41,6 +43,8 @@ def test_auto_picks_recursive_doubling_small_ring_large_and_mpi_between():
 def test_disagreeing_ranks_are_named():
     message = negotiation.check_agreement("grad", [_descriptor(), _descriptor(shape=(5,)), _descriptor()])
     assert "disagree on its shape" in message and "rank 1: [5]" in message and "rank 0: [4]" in message
+    message = negotiation.check_agreement("g", [_descriptor(tensors=2), _descriptor(tensors=3)])
+    assert "number of tensors (rank 0: 2, rank 1: 3)" in message
     gathered = [_descriptor(kind="allgather", shape=(2, 3)), _descriptor(kind="allgather", shape=(7, 3))]
     assert negotiation.check_agreement("g", gathered) is None
     assert "dtype" in negotiation.check_agreement("x", [_descriptor(), _descriptor(dtype="<i4")])

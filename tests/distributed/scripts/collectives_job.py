@@ -45,16 +45,16 @@ def run_many(specs, timeout=60):
     results, left, done, lock = {}, [len(specs)], threading.Event(), threading.Lock()
 
     def arrived(name):
-        def callback(error, value):
+        def callback(error, values):
             assert error is None, (name, error)
             with lock:
-                results[name] = value
+                results[name] = values[0]
                 left[0] -= 1
                 if left[0] == 0:
                     done.set()
         return callback
 
-    world.collectives.submit([Request(name, kind, array, arrived(name), op, 0, algorithm)
+    world.collectives.submit([Request(name, kind, [array], arrived(name), op, 0, algorithm)
                               for name, kind, array, op, algorithm in specs])
     assert done.wait(timeout), f"{left[0]} of {len(specs)} collectives did not finish"
     return results

@@ -15,6 +15,8 @@ Every rank ends with bitwise the same values: the ring reduces each segment once
 and the doubling's partners compute a op b and b op a, which IEEE arithmetic makes equal.
 """
 
+import sys
+
 import numpy as np
 from mpi4py import MPI
 
@@ -155,6 +157,30 @@ def allreduce(algorithm, comm, buf, combine, op, scratch, tag=0, counter=None):
     if algorithm == "native":
         return native_allreduce(comm, buf, op, counter)
     raise ValueError(f"unknown all-reduce algorithm {algorithm!r}")
+
+
+class BufferPool:
+    """Result buffers reused once nothing holds them any more (no view of them is alive), so steady training
+    steps touch no fresh memory: a fresh large array costs page faults, and numpy asks for huge pages,
+    whose compaction can stall a first touch for tens of milliseconds."""
+
+    def __init__(self, per_size=4):
+        self._free = {}
+        self._per_size = per_size
+
+    def empty(self, count, dtype):
+        dtype = np.dtype(dtype)
+        nbytes = count * dtype.itemsize
+        if nbytes < 64 * 1024:
+            return np.empty(count, dtype)
+        buffers = self._free.setdefault(nbytes, [])
+        for buffer in buffers:
+            if sys.getrefcount(buffer) <= 3:  # the list, this loop and getrefcount: nobody else
+                return buffer.view(dtype)
+        buffer = np.empty(nbytes, np.uint8)
+        if len(buffers) < self._per_size:
+            buffers.append(buffer)
+        return buffer.view(dtype)
 
 
 class Scratch:

@@ -45,41 +45,28 @@ def _build(node):
         name = base if not ctx.frame_id else f"{base}@{ctx.frame_id}:{ctx.iteration}"
         arrays = [np.asarray(device.to_host(x)) for x in inputs]
         algorithm = _algorithm(algorithm_attr, config, world) if kind == "allreduce" else "auto"
-        results = [None] * len(arrays)
-        state = {"left": len(arrays), "finished": False}
+        finished = [False]
         lock = threading.Lock()
         token = [None]
 
         def finish(result):
             with lock:
-                if state["finished"]:
+                if finished[0]:
                     return
-                state["finished"] = True
+                finished[0] = True
             if token[0] is not None:
                 ctx.cancellation.deregister(token[0])
             done(result)
 
-        def arrived(index):
-            def callback(error, value):
-                if error is not None:
-                    finish(error)
-                    return
-                results[index] = device.from_host(value)
-                with lock:
-                    state["left"] -= 1
-                    last = state["left"] == 0
-                if last:
-                    finish(results)
-            return callback
+        def arrived(error, values):
+            finish(error if error is not None else [device.from_host(v) for v in values])
 
         token[0] = ctx.cancellation.register(finish)
         if token[0] is None:
             done(ctx.cancelled_error())
             return
-        names = [name] if len(arrays) == 1 else [f"{name}/{i}" for i in range(len(arrays))]
         try:
-            world.collectives.submit([Request(n, kind, a, arrived(i), op, root, algorithm, compression)
-                                      for i, (n, a) in enumerate(zip(names, arrays))])
+            world.collectives.submit([Request(name, kind, arrays, arrived, op, root, algorithm, compression)])
         except Exception as e:
             finish(e)
 

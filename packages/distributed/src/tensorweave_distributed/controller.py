@@ -18,12 +18,14 @@ _TAG_STRIDE = 4096
 
 
 class Request:
-    __slots__ = ("name", "kind", "array", "op", "root", "algorithm", "compression", "callback")
+    """One op's collective: its tensors travel and are negotiated together; ``callback(error, results)``."""
 
-    def __init__(self, name, kind, array, callback, op="sum", root=0, algorithm="auto", compression="none"):
+    __slots__ = ("name", "kind", "arrays", "op", "root", "algorithm", "compression", "callback")
+
+    def __init__(self, name, kind, arrays, callback, op="sum", root=0, algorithm="auto", compression="none"):
         self.name = name
         self.kind = kind
-        self.array = array
+        self.arrays = arrays
         self.op = op
         self.root = root
         self.algorithm = algorithm
@@ -31,7 +33,7 @@ class Request:
         self.callback = callback
 
     def descriptor(self):
-        return (self.kind, self.array.dtype.str, tuple(self.array.shape), self.op, self.root, self.algorithm,
+        return (self.kind, tuple((a.dtype.str, a.shape) for a in self.arrays), self.op, self.root, self.algorithm,
                 self.compression)
 
 
@@ -42,6 +44,7 @@ class Controller:
         self.rank, self.size = world.rank, world.size
         self.counter = algorithms.Counter()
         self.scratch = algorithms.Scratch()
+        self.pool = algorithms.BufferPool()
         self.batches_run = 0
         self.tensors_run = 0
         self._queues = {}
@@ -124,17 +127,20 @@ class Controller:
                 self._finished(requests, error_class(None, None, batch.error), None, False)
                 continue
             self._running = True
+            self.world.engine.hot += 1
             tag = (self._sequence % _TAG_STRIDE) * _TAG_STRIDE
             self._sequence += 1
-            generator = execute.run(batch, [r.array for r in requests], self.comm, self.scratch, tag, self.counter)
+            generator = execute.run(batch, [r.arrays for r in requests], self.comm, self.scratch, tag, self.counter,
+                                    self.pool)
             self.world.engine.spawn(generator, lambda error, results, rs=requests, b=batch:
                                     self._finished(rs, _located(error, b), results, True))
 
     def _finished(self, requests, error, results, ran):
         if ran:
             self._running = False
+            self.world.engine.hot -= 1
             self.batches_run += 1
-            self.tensors_run += len(requests)
+            self.tensors_run += sum(len(r.arrays) for r in requests)
         self._waiting -= len(requests)
         for i, request in enumerate(requests):
             _call(request.callback, error, None if error is not None else results[i])
@@ -151,6 +157,9 @@ class Controller:
         return None
 
     def _fail_all(self, error):
+        if self._running:  # its requests may never complete; stop polling for them hard
+            self._running = False
+            self.world.engine.hot -= 1
         queued = [r for queue in self._queues.values() for r in queue]
         self._queues.clear()
         self._batches.clear()

@@ -18,36 +18,20 @@ def run(kind, arrays, name, op="sum", root=0, algorithm=None, compression="none"
     if kind in ("allreduce", "reduce_scatter"):
         for a in arrays:
             check_op(op, a.dtype)
-    results = [None] * len(arrays)
-    left = [len(arrays)]
-    errors_seen = []
-    finished = threading.Event()
-    lock = threading.Lock()
+    box, finished = [], threading.Event()
 
-    def arrived(index):
-        def callback(error, value):
-            with lock:
-                if error is not None:
-                    errors_seen.append(error)
-                    finished.set()
-                    return
-                results[index] = value
-                left[0] -= 1
-                if left[0] == 0:
-                    finished.set()
-        return callback
+    def arrived(error, values):
+        box.append((error, values))
+        finished.set()
 
-    names = [name] if len(arrays) == 1 else [f"{name}/{i}" for i in range(len(arrays))]
     algorithm = (algorithm or world.settings.algorithm) if kind == "allreduce" else "auto"
-    world.collectives.submit([Request(n, kind, a, arrived(i), op, root, algorithm, compression_name(compression))
-                              for i, (n, a) in enumerate(zip(names, arrays))])
-    if not arrays:
-        return []
+    world.collectives.submit([Request(name, kind, arrays, arrived, op, root, algorithm, compression_name(compression))])
     if not finished.wait(timeout):
         raise TimeoutError(f"{kind} {name!r} did not complete within {timeout} s on rank {world.rank}")
-    if errors_seen:
-        raise errors_seen[0]
-    return results
+    error, values = box[0]
+    if error is not None:
+        raise error
+    return values
 
 
 def allreduce(array, name, op="sum", **kwargs):

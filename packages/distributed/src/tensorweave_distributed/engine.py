@@ -18,6 +18,7 @@ from mpi4py import MPI
 _log = logging.getLogger("tensorweave_distributed")
 
 IDLE_POLL_SECONDS = 0.002  # how often an idle engine looks for incoming messages
+HOT_POLL_SECONDS = 0.0005  # how long a running collective's requests are polled before other work is looked at
 
 
 class _Group:
@@ -26,6 +27,30 @@ class _Group:
     def __init__(self, remaining, callback):
         self.remaining = remaining
         self.callback = callback
+
+
+class _Task:
+    """One generator driven by the engine (a class, not a closure: a self-referencing closure would keep
+    the results alive until the garbage collector runs, and their buffers could not be reused)."""
+
+    __slots__ = ("engine", "generator", "done")
+
+    def __init__(self, engine, generator, done):
+        self.engine = engine
+        self.generator = generator
+        self.done = done
+
+    def advance(self):
+        try:
+            requests = next(self.generator)
+        except StopIteration as stop:
+            done, self.done, self.generator = self.done, None, None
+            done(None, stop.value)
+        except BaseException as e:  # the algorithm failed: its caller decides
+            done, self.done, self.generator = self.done, None, None
+            done(e, None)
+        else:
+            self.engine.watch(requests, self.advance)
 
 
 class Engine:
@@ -38,6 +63,7 @@ class Engine:
         self._busy_checks = []
         self._periodic = []  # [period, next_due, fn]
         self._spin_seconds = spin_seconds
+        self.hot = 0  # collectives running now: every rank is in them, so poll without yielding
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self.ident = None
@@ -111,18 +137,7 @@ class Engine:
     def spawn(self, generator, done):
         """Drives ``generator``: each value it yields is a list of requests to wait for before it resumes;
         ``done(error, result)`` gets its return value or the exception it raised."""
-
-        def advance():
-            try:
-                requests = next(generator)
-            except StopIteration as stop:
-                done(None, stop.value)
-            except BaseException as e:  # the algorithm failed: its caller decides
-                done(e, None)
-            else:
-                self.watch(requests, advance)
-
-        advance()
+        _Task(self, generator, done).advance()
 
     def _turn(self):
         worked = False
@@ -133,6 +148,10 @@ class Engine:
             worked = True
         if self._requests:
             indices = MPI.Request.Testsome(self._requests)
+            if not indices and self.hot:  # a transfer in progress moves only inside MPI calls: call densely
+                until = time.perf_counter() + HOT_POLL_SECONDS
+                while not indices and time.perf_counter() < until:
+                    indices = MPI.Request.Testsome(self._requests)
             if indices:
                 worked = True
                 finished = set(indices)
@@ -175,6 +194,8 @@ class Engine:
                 last_progress = now
                 continue
             quiet = now - last_progress
+            if self.hot:
+                continue
             if self._busy():
                 if quiet < self._spin_seconds:
                     continue

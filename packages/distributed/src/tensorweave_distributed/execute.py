@@ -1,8 +1,9 @@
-"""Running one negotiated batch: pack the tensors into one buffer (tensor fusion), run the algorithm, and
-hand each request its result (views of the fused result, so unpacking copies nothing).
+"""Running one negotiated batch: pack the tensors into one buffer per dtype (tensor fusion), run the
+algorithm, and hand each request its results (views of the fused result, so unpacking copies nothing).
 
-A batch is the coordinator's decision, the same on every rank: its kind, the names it carries, the
-algorithm, and what ranks need to know about each other (the first dimensions of an all-gather).
+A batch is the coordinator's decision, the same on every rank: its kind, the requests (names) it carries,
+the algorithm, and what ranks need to know about each other (the first dimensions of an all-gather).
+A request is a group of tensors (all the inputs of one op), negotiated as one.
 """
 
 import numpy as np
@@ -12,14 +13,12 @@ from tensorweave_distributed.reduction import finish_mean, from_wire, mpi_op, re
 
 
 class Batch:
-    __slots__ = ("kind", "names", "algorithm", "dtype", "op", "root", "compression", "extras", "error")
+    __slots__ = ("kind", "names", "algorithm", "op", "root", "compression", "extras", "error")
 
-    def __init__(self, kind, names, algorithm="", dtype="", op="", root=0, compression="none", extras=None,
-                 error=None):
+    def __init__(self, kind, names, algorithm="", op="", root=0, compression="none", extras=None, error=None):
         self.kind = kind
         self.names = names
         self.algorithm = algorithm
-        self.dtype = dtype
         self.op = op
         self.root = root
         self.compression = compression
@@ -34,44 +33,57 @@ class Batch:
             setattr(self, slot, value)
 
 
-def run(batch, arrays, comm, scratch, tag, counter):
-    """Generator for the engine; returns the result arrays, in the order of ``arrays``."""
+def run(batch, groups, comm, scratch, tag, counter, pool):
+    """Generator for the engine: ``groups`` holds each request's arrays; returns each request's results.
+    ``pool`` lends the result buffers (``algorithms.BufferPool``), ``scratch`` the receive buffer."""
+    arrays = [a for group in groups for a in group]
     kind = batch.kind
     if kind == "allreduce":
-        return (yield from _allreduce(batch, arrays, comm, scratch, tag, counter))
-    if kind == "broadcast":
-        return (yield from _broadcast(batch, arrays, comm))
-    if kind == "allgather":
-        return (yield from _all_gather(batch, arrays, comm))
-    if kind == "reduce_scatter":
-        return (yield from _reduce_scatter(batch, arrays, comm, scratch, tag, counter))
-    raise ValueError(f"unknown collective kind {kind!r}")
+        flat = yield from _allreduce(batch, arrays, comm, scratch, tag, counter, pool)
+    elif kind == "broadcast":
+        flat = yield from _broadcast(batch, arrays, comm, pool)
+    elif kind == "allgather":
+        flat = yield from _all_gather(arrays, batch.extras, comm, pool)
+    elif kind == "reduce_scatter":
+        flat = yield from _reduce_scatter(batch, arrays, comm, scratch, tag, counter, pool)
+    else:
+        raise ValueError(f"unknown collective kind {kind!r}")
+    results, start = [], 0
+    for group in groups:
+        results.append(flat[start:start + len(group)])
+        start += len(group)
+    return results
 
 
-def _allreduce(batch, arrays, comm, scratch, tag, counter):
-    dtype = np.dtype(batch.dtype)
-    wire = wire_dtype(dtype, batch.compression)
-    sizes = [a.size for a in arrays]
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    buf = np.empty(int(offsets[-1]), wire)
-    for array, start, end in zip(arrays, offsets[:-1], offsets[1:]):
-        to_wire(array, buf[start:end], batch.compression)
-    combine = reducer(batch.op, wire, batch.compression)
-    algorithm = batch.algorithm
-    op = mpi_op(batch.op, wire, batch.compression)
-    if algorithm == "native" and op is None:
-        algorithm = "ring"
-    yield from algorithms.allreduce(algorithm, comm, buf, combine, op, scratch, tag, counter)
-    values = from_wire(buf, dtype, batch.compression)
-    if batch.op == "mean":
-        finish_mean(values, comm.Get_size())
-    return [values[start:end].reshape(array.shape) for array, start, end in zip(arrays, offsets[:-1], offsets[1:])]
+def _allreduce(batch, arrays, comm, scratch, tag, counter, pool):
+    """One fused buffer per dtype (in order of first appearance), each reduced by the batch's algorithm."""
+    by_dtype = {}
+    for index, array in enumerate(arrays):
+        by_dtype.setdefault(array.dtype, []).append(index)
+    results = [None] * len(arrays)
+    for dtype, indices in by_dtype.items():
+        wire = wire_dtype(dtype, batch.compression)
+        members = [arrays[i] for i in indices]
+        offsets = np.concatenate([[0], np.cumsum([a.size for a in members])]).astype(np.int64)
+        buf = pool.empty(int(offsets[-1]), wire)
+        for array, start, end in zip(members, offsets[:-1], offsets[1:]):
+            to_wire(array, buf[start:end], batch.compression)
+        algorithm, op = batch.algorithm, mpi_op(batch.op, wire, batch.compression)
+        if algorithm == "native" and op is None:
+            algorithm = "ring"
+        yield from algorithms.allreduce(algorithm, comm, buf, reducer(batch.op, wire, batch.compression), op, scratch,
+                                        tag, counter)
+        values = from_wire(buf, dtype, batch.compression)
+        if batch.op == "mean":
+            finish_mean(values, comm.Get_size())
+        for i, array, start, end in zip(indices, members, offsets[:-1], offsets[1:]):
+            results[i] = values[start:end].reshape(array.shape)
+    return results
 
 
-def _broadcast(batch, arrays, comm):
-    nbytes = [a.nbytes for a in arrays]
-    offsets = np.concatenate([[0], np.cumsum(nbytes)]).astype(np.int64)
-    buf = np.empty(int(offsets[-1]), np.uint8)
+def _broadcast(batch, arrays, comm, pool):
+    offsets = np.concatenate([[0], np.cumsum([a.nbytes for a in arrays])]).astype(np.int64)
+    buf = pool.empty(int(offsets[-1]), np.uint8)
     if comm.Get_rank() == batch.root:
         for array, start, end in zip(arrays, offsets[:-1], offsets[1:]):
             buf[start:end] = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
@@ -79,34 +91,34 @@ def _broadcast(batch, arrays, comm):
     return [buf[start:end].view(a.dtype).reshape(a.shape) for a, start, end in zip(arrays, offsets[:-1], offsets[1:])]
 
 
-def _all_gather(batch, arrays, comm):
+def _all_gather(arrays, first_dims_of, comm, pool):
     results = []
-    for array, first_dims in zip(arrays, batch.extras):
-        row = int(np.prod(array.shape[1:], dtype=np.int64)) * array.dtype.itemsize
-        out = np.empty((sum(first_dims),) + array.shape[1:], array.dtype)
+    for array, first_dims in zip(arrays, first_dims_of):
+        row = int(np.prod(array.shape[1:], dtype=np.int64))
+        rows = sum(first_dims)
+        out = pool.empty(rows * row, array.dtype).reshape((rows,) + array.shape[1:])
         if comm.Get_size() == 1:
             out[...] = array
         else:
             yield from algorithms.native_all_gather(comm, np.ascontiguousarray(array), out,
-                                                    [d * row for d in first_dims])
+                                                    [d * row * array.dtype.itemsize for d in first_dims])
         results.append(out)
     return results
 
 
-def _reduce_scatter(batch, arrays, comm, scratch, tag, counter):
+def _reduce_scatter(batch, arrays, comm, scratch, tag, counter, pool):
     size, rank = comm.Get_size(), comm.Get_rank()
     results = []
     for array in arrays:
-        dtype = np.dtype(batch.dtype)
-        wire = wire_dtype(dtype, batch.compression)
+        wire = wire_dtype(array.dtype, batch.compression)
         row_bounds = algorithms.split_bounds(array.shape[0], size)
         row = int(np.prod(array.shape[1:], dtype=np.int64))
-        buf = np.empty(array.size, wire)
+        buf = pool.empty(array.size, wire)
         to_wire(array, buf, batch.compression)
         bounds = [b * row for b in row_bounds]
         yield from algorithms.ring_reduce_scatter(comm, buf, reducer(batch.op, wire, batch.compression), scratch,
                                                   tag, bounds, counter)
-        mine = from_wire(buf[bounds[rank]:bounds[rank + 1]], dtype, batch.compression)
+        mine = from_wire(buf[bounds[rank]:bounds[rank + 1]], array.dtype, batch.compression)
         if batch.op == "mean":
             finish_mean(mine, size)
         results.append(mine.reshape((row_bounds[rank + 1] - row_bounds[rank],) + array.shape[1:]))

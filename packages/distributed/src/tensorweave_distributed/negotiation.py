@@ -26,8 +26,7 @@ from tensorweave_distributed.reduction import wire_dtype
 
 _log = logging.getLogger("tensorweave_distributed")
 
-_FIELDS = ("kind", "dtype", "shape", "op", "root rank", "algorithm", "compression")
-FUSABLE = ("allreduce", "broadcast")
+_FIELDS = ("kind", "tensors", "op", "root rank", "algorithm", "compression")
 
 
 def choose_algorithm(nbytes, settings):
@@ -41,29 +40,49 @@ def choose_algorithm(nbytes, settings):
 
 
 def check_agreement(name, descriptors):
-    """None when every rank's descriptor of ``name`` agrees, else a message naming the ranks that differ."""
+    """None when every rank's descriptor of ``name`` agrees, else a message naming the ranks that differ.
+
+    A descriptor is (kind, ((dtype, shape) of each tensor), op, root, algorithm, compression)."""
     first = descriptors[0]
     for index, field in enumerate(_FIELDS):
-        if first[0] == "allgather" and field == "shape":
-            values = [tuple(d[2][1:]) for d in descriptors]
-            what = "shape after the first dimension"
+        values = [d[index] for d in descriptors]
+        if field == "tensors":
+            problem = _tensor_disagreement(first[0], values)
+            if problem is not None:
+                what, values = problem
+            else:
+                continue
         else:
-            values = [d[index] for d in descriptors]
             what = field
         if any(v != values[0] for v in values):
-            by_rank = ", ".join(f"rank {r}: {_show(field, v)}" for r, v in enumerate(values))
+            by_rank = ", ".join(f"rank {r}: {v}" for r, v in enumerate(values))
             return (f"collective {name!r}: the ranks disagree on its {what} ({by_rank}). Every rank must build the "
                     f"same collective ops, in tensors of the same dtype and shape"
                     + (" (all_gather allows different first dimensions)" if first[0] == "allgather" else "") + ".")
     return None
 
 
-def _show(field, value):
-    if field == "dtype":
-        return np.dtype(value).name
-    if field == "shape":
-        return list(value)
-    return value
+def _tensor_disagreement(kind, members_by_rank):
+    counts = [len(m) for m in members_by_rank]
+    if any(c != counts[0] for c in counts):
+        return "number of tensors", counts
+    for i in range(counts[0]):
+        dtypes = [np.dtype(m[i][0]).name for m in members_by_rank]
+        if any(d != dtypes[0] for d in dtypes):
+            return _member("dtype", i, counts[0]), dtypes
+        if kind == "allgather":
+            shapes = [list(m[i][1][1:]) for m in members_by_rank]
+            what = "shape after the first dimension"
+        else:
+            shapes = [list(m[i][1]) for m in members_by_rank]
+            what = "shape"
+        if any(sh != shapes[0] for sh in shapes):
+            return _member(what, i, counts[0]), shapes
+    return None
+
+
+def _member(what, index, count):
+    return what if count == 1 else f"{what} of tensor {index}"
 
 
 def plan_batches(ready, settings):
@@ -71,21 +90,24 @@ def plan_batches(ready, settings):
     batches, sizes, current_key = [], [], None
     for name, descriptors in ready:
         error = check_agreement(name, descriptors)
-        kind, dtype, shape, op, root, algorithm, compression = descriptors[0]
-        if error is not None or kind == "allgather":
-            batches.append(Batch(kind, [name], error=error) if error is not None else
-                           Batch(kind, [name], dtype=dtype, extras=[[d[2][0] if d[2] else 1 for d in descriptors]]))
+        kind, members, op, root, algorithm, compression = descriptors[0]
+        if error is not None or kind in ("allgather", "reduce_scatter"):
+            extras = None
+            if error is None and kind == "allgather":
+                extras = [[d[1][i][1][0] if d[1][i][1] else 1 for d in descriptors] for i in range(len(members))]
+            batches.append(Batch(kind, [name], op=op, compression=compression, extras=extras, error=error))
             sizes.append(0)
             current_key = None
             continue
-        nbytes = int(np.prod(shape, dtype=np.int64)) * wire_dtype(dtype, compression).itemsize
-        key = (kind, root) if kind == "broadcast" else (kind, dtype, op, algorithm, compression)
+        nbytes = sum(int(np.prod(shape, dtype=np.int64)) * wire_dtype(dtype, compression).itemsize
+                     for dtype, shape in members)
+        key = (kind, root) if kind == "broadcast" else (kind, op, algorithm, compression)
         threshold = settings.fusion_threshold
-        if kind in FUSABLE and key == current_key and threshold and sizes[-1] + nbytes <= threshold:
+        if key == current_key and threshold and sizes[-1] + nbytes <= threshold:
             batches[-1].names.append(name)
             sizes[-1] += nbytes
             continue
-        batches.append(Batch(kind, [name], algorithm, dtype, op, root, compression))
+        batches.append(Batch(kind, [name], algorithm, op, root, compression))
         sizes.append(nbytes)
         current_key = key
     for batch, nbytes in zip(batches, sizes):
