@@ -52,6 +52,7 @@ def _compare(fetches, feed, min_fused_ops=2, **config_kw):
     return nodes
 
 
+LARGE_ROWS = 500  # 5,000 elements: the fused kernel writes into dying temporaries from 4,096 on
 SPECIAL = np.array([0.0, -0.0, 1.5, -2.25, 3e38, -7.0, np.inf, -np.inf, np.nan, 0.5])
 
 EXPRESSIONS = {
@@ -74,11 +75,12 @@ EXPRESSIONS = {
 
 
 @pytest.mark.parametrize("name", sorted(EXPRESSIONS))
-@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
-def test_fused_expressions_equal_unfused_with_broadcasting_nan_and_inf(name, dtype):
+@pytest.mark.parametrize("dtype, rows", [(tf.float32, 3), (tf.float64, 3), (tf.float32, LARGE_ROWS)])
+def test_fused_expressions_equal_unfused_with_broadcasting_nan_and_inf(name, dtype, rows):
     x = tf.placeholder(dtype, [None, 10])
     y = tf.placeholder(dtype, [10])
-    feed = {x: np.stack([SPECIAL, SPECIAL[::-1], np.linspace(-3, 3, 10)]).astype(dtype.as_numpy_dtype),
+    value = np.stack([SPECIAL, SPECIAL[::-1], np.linspace(-3, 3, 10)])
+    feed = {x: np.resize(value, (rows, 10)).astype(dtype.as_numpy_dtype),
             y: np.linspace(-2, 2, 10).astype(dtype.as_numpy_dtype)}
     _compare(EXPRESSIONS[name](x, y), feed)
 
@@ -95,7 +97,7 @@ def test_half_and_complex_expressions_equal_unfused(dtype):
     _compare(out, {x: value.astype(dtype.as_numpy_dtype)})
 
 
-def _formula_case(op_type, dtype):
+def _formula_case(op_type, dtype, rows):
     """``op_type`` applied to placeholders of ``dtype`` (bool for logical ops), followed by one more op."""
     from tensorweave.extension import apply_op
     from tensorweave_cpu.kernels.fused import FORMULAS
@@ -105,21 +107,21 @@ def _formula_case(op_type, dtype):
     in_dtype = tf.bool if op_type.startswith("Logical") else dtype
     if allowed is not None and in_dtype not in allowed:
         in_dtype = dtype = tf.complex64  # Conj
-    inputs = [tf.placeholder(in_dtype, [2, 10]) for _ in range(arity)]
+    inputs = [tf.placeholder(in_dtype, [None, 10]) for _ in range(arity)]
     rng = np.random.default_rng(len(op_type))
-    values = [np.stack([np.roll(SPECIAL, 3 * k), rng.uniform(-3, 3, 10)]) for k in range(arity)]
+    values = [np.resize(np.stack([np.roll(SPECIAL, 3 * k), rng.uniform(-3, 3, 10)]), (rows, 10)) for k in range(arity)]
     feed = {t: (v > 0 if in_dtype == tf.bool else (v + 0.5j * v[::-1] if dtype.is_complex else v).astype(
         dtype.as_numpy_dtype)) for t, v in zip(inputs, values)}
     y = apply_op(op_type, inputs)
     return (tf.logical_not(y) if y.dtype == tf.bool else y * 1.5), feed
 
 
-@pytest.mark.parametrize("dtype", [tf.float16, tf.float32])
-def test_every_formula_equals_its_ops_own_kernel(dtype):
+@pytest.mark.parametrize("dtype, rows", [(tf.float16, 2), (tf.float16, LARGE_ROWS), (tf.float32, LARGE_ROWS)])
+def test_every_formula_equals_its_ops_own_kernel(dtype, rows):
     """float16 has no native kernels: every formula runs; float32 takes the native ones where they exist."""
     from tensorweave_cpu.kernels.fused import FORMULAS
     for op_type in sorted(FORMULAS):
-        out, feed = _formula_case(op_type, dtype)
+        out, feed = _formula_case(op_type, dtype, rows)
         _compare(out, feed)
 
 

@@ -24,18 +24,21 @@ def _executor(sess):
     return executor
 
 
+WIDTH = 128  # with 128 rows, 64 KiB of float32: large enough to write into buffers and to keep them
+
+
 def _network():
     """Fused nodes before and after a MatMul: the second can write over the MatMul's dying product."""
-    x = tf.placeholder(tf.float32, [None, 8])
-    w = tf.Variable(np.linspace(-1, 1, 64, dtype=np.float32).reshape(8, 8))
+    x = tf.placeholder(tf.float32, [None, WIDTH])
+    w = tf.Variable(np.linspace(-1, 1, WIDTH * WIDTH, dtype=np.float32).reshape(WIDTH, WIDTH) / WIDTH)
     hidden = tf.tanh(x * 2.0 + 1.0)
     product = tf.matmul(hidden, w)
     activated = tf.sigmoid(product * 3.0 - 0.5) * 2.0
     return x, w, hidden, activated, tf.reduce_sum(activated)
 
 
-def _feeds(rows=4, steps=4):
-    return [np.linspace(-2, 2, rows * 8, dtype=np.float32).reshape(rows, 8) * (k + 1) for k in range(steps)]
+def _feeds(rows=WIDTH, steps=4):
+    return [np.linspace(-2, 2, rows * WIDTH, dtype=np.float32).reshape(rows, WIDTH) * (k + 1) for k in range(steps)]
 
 
 def test_buffers_are_written_in_place_and_reused_across_steps():
@@ -57,7 +60,7 @@ def test_values_equal_with_planning_on_and_off_as_shapes_change():
         with tf.Session(config=config) as s:
             s.run(w.initializer)
             results[name] = [s.run([total, activated], {x: value})
-                             for rows in (4, 4, 2, 4, 1) for value in _feeds(rows, 1)]
+                             for rows in (WIDTH, WIDTH, 80, WIDTH, 1) for value in _feeds(rows, 1)]
     for (t_on, a_on), (t_off, a_off) in zip(results["on"], results["off"]):
         assert t_on == t_off
         np.testing.assert_array_equal(a_on, a_off)
@@ -77,41 +80,42 @@ def test_fetched_values_never_change_in_later_steps():
 
 
 def test_a_dropped_fetch_lets_its_buffer_be_reused_but_a_held_one_is_not():
-    x = tf.placeholder(tf.float32, [16])
+    x = tf.placeholder(tf.float32, [1 << 14])
     y = tf.exp(x * 0.5) + 1.0
     total = tf.reduce_sum(y)
     with tf.Session(config=PLANNED) as s:
-        held = s.run([y, total], {x: np.ones(16, np.float32)})[0]
+        held = s.run([y, total], {x: np.ones(1 << 14, np.float32)})[0]
         copy = held.copy()
         for k in range(4):
-            s.run(total, {x: np.full(16, k, np.float32)})
+            s.run(total, {x: np.full(1 << 14, k, np.float32)})
         np.testing.assert_array_equal(held, copy)
         assert _executor(s).memory.stats()["written"] >= 2
 
 
 def test_feeds_and_variables_are_never_written_over():
-    x = tf.placeholder(tf.float32, [6])
-    v = tf.Variable(np.arange(6, dtype=np.float32))
+    x = tf.placeholder(tf.float32, [4096])
+    v = tf.Variable(np.arange(4096, dtype=np.float32))
     out = tf.tanh(v.read_value() * 2.0) + tf.exp(x - 1.0) * 3.0
     total = tf.reduce_sum(out)
-    feed = np.linspace(-1, 1, 6).astype(np.float32)
+    feed = np.linspace(-1, 1, 4096).astype(np.float32)
     with tf.Session(config=PLANNED) as s:
         s.run(v.initializer)
         for _ in range(3):
             s.run(total, {x: feed})
-            s.run(total, {x: np.linspace(-1, 1, 6).astype(np.float32)})  # held only by the feed dict
-        np.testing.assert_array_equal(feed, np.linspace(-1, 1, 6).astype(np.float32))
-        np.testing.assert_array_equal(s.run(v), np.arange(6, dtype=np.float32))
+            s.run(total, {x: np.linspace(-1, 1, 4096).astype(np.float32)})  # held only by the feed dict
+        np.testing.assert_array_equal(feed, np.linspace(-1, 1, 4096).astype(np.float32))
+        np.testing.assert_array_equal(s.run(v), np.arange(4096, dtype=np.float32))
+        assert _executor(s).memory.stats()["in_place"] == 0
 
 
 def test_a_value_with_another_reader_or_a_view_is_not_written_in_place():
-    x = tf.placeholder(tf.float32, [4, 3])
+    x = tf.placeholder(tf.float32, [4096, 3])
     a = tf.matmul(x, tf.ones([3, 3]))
     first = tf.square(a) - 1.0  # a dies later, at `second`: not written here
     second = tf.tanh(a * 0.5) + first
-    viewed = tf.reshape(second, [12])  # a view of `second` is fetched
+    viewed = tf.reshape(second, [3 * 4096])  # a view of `second` is fetched
     last = tf.exp(second - 1.0) * 2.0  # `second` dies here, but the view still holds it
-    feed = {x: np.arange(12, dtype=np.float32).reshape(4, 3) / 10}
+    feed = {x: np.arange(3 * 4096, dtype=np.float32).reshape(4096, 3) / 10000}
     with tf.Session(config=UNPLANNED) as s:
         expected = s.run([viewed, last], feed)
     with tf.Session(config=PLANNED) as s:
@@ -122,15 +126,15 @@ def test_a_value_with_another_reader_or_a_view_is_not_written_in_place():
 
 
 def test_concurrent_steps_of_one_plan_keep_their_own_values():
-    x = tf.placeholder(tf.float32, [256])
+    x = tf.placeholder(tf.float32, [1 << 14])
     y = tf.tanh(x * 0.25 + 1.0) * 2.0
     z = tf.reduce_sum(tf.sqrt(tf.abs(y) + 1.0) - y)
     errors = []
     with tf.Session(config=PLANNED) as s:
         def work(k):
-            value = np.full(256, k, np.float32)
-            expected = np.float32(np.sum(np.sqrt(np.abs(np.tanh(value * 0.25 + 1) * 2) + 1) - np.tanh(value * 0.25 + 1) * 2,
-                                         dtype=np.float32))
+            value = np.full(1 << 14, k, np.float32)
+            y_value = np.tanh(value * 0.25 + 1) * 2
+            expected = np.sum(np.sqrt(np.abs(y_value) + 1) - y_value, dtype=np.float32)
             for _ in range(50):
                 got = s.run(z, {x: value})
                 if not np.isclose(got, expected, rtol=1e-5):
@@ -141,7 +145,9 @@ def test_concurrent_steps_of_one_plan_keep_their_own_values():
             t.start()
         for t in threads:
             t.join()
+        stats = _executor(s).memory.stats()
     assert not errors
+    assert stats["reused"] > 0  # buffers kept by one thread's steps, taken by any
 
 
 def test_planning_is_off_with_its_switch_and_at_opt_level_l0():
@@ -180,36 +186,43 @@ def test_a_kept_buffer_is_only_kept_when_an_offer_wanted_one():
     def die(value):
         memory_plan.keep(slot, value)
 
-    die(np.ones(3))
+    large = memory_plan.KEEP_MIN_BYTES // 8
+    die(np.ones(large))
     assert slot.buffers == []
     assert memory_plan.offer(slot) is None and slot.wanted
-    die(np.ones(3))
-    die(np.ones(3))  # over capacity
-    assert len(slot.buffers) == 1
+    die(np.ones(large - 1))  # too small to be worth keeping
+    assert slot.buffers == []
+    die(np.ones(large))
+    die(np.ones(large))  # over capacity
+    assert len(slot.buffers) == 1 and memory_plan.offer(slot).size == large
 
 
 def test_the_fused_kernel_writes_into_a_fitting_out_and_ignores_others():
-    x = tf.placeholder(tf.float32, [2, 3])
+    x = tf.placeholder(tf.float32, [None, 3])
     b = tf.placeholder(tf.float32, [3])
     y = tf.tanh(x * 2.0 + b) - 1.0
-    feed = {x: np.ones((2, 3), np.float32), b: np.float32([0, 1, 2])}
+    feed = {x: np.linspace(-1, 1, 4096 * 3, dtype=np.float32).reshape(4096, 3), b: np.float32([0, 1, 2])}
     with tf.Session(config=PLANNED) as s:
         expected = s.run(y, feed)
         fused = next(c for _, c in _executor(s).kernels.values() if getattr(c, "accepts_out", False))
     args = [feed[x], np.float32(2.0), feed[b], np.float32(1.0)]
-    good = np.empty((2, 3), np.float32)
+    good = np.empty((4096, 3), np.float32)
     assert fused(*args, out=good) is good
     np.testing.assert_array_equal(good, expected)
-    for wrong in (np.empty((3,), np.float32), np.empty((2, 3), np.float64), np.empty((1, 3), np.float32)):
+    for wrong in (np.empty((3,), np.float32), np.empty((4096, 3), np.float64), np.empty((1, 3), np.float32)):
         result = fused(*args, out=wrong)
         assert result is not wrong
         np.testing.assert_array_equal(result, expected)
     x_value = feed[x].copy()
     assert fused(x_value, np.float32(2.0), feed[b], np.float32(1.0), out=x_value) is x_value  # in place
     np.testing.assert_array_equal(x_value, expected)
+    small_out = np.empty((2, 3), np.float32)
+    small = fused(feed[x][:2], np.float32(2.0), feed[b], np.float32(1.0), out=small_out)
+    assert small is not small_out  # too small to be worth it: numpy allocates
+    np.testing.assert_array_equal(small, expected[:2])
 
 
-@pytest.mark.parametrize("rows", [1, 64])
+@pytest.mark.parametrize("rows", [1, 512])
 def test_planned_training_equals_unplanned(rows):
     x = tf.placeholder(tf.float32, [None, 8])
     labels = tf.placeholder(tf.int32, [None])

@@ -16,6 +16,7 @@ import sys
 import numpy as np
 
 _BORROWED = frozenset(("_Arg", "Const", "_Recv"))  # values that belong to the caller, the graph or a transfer
+KEEP_MIN_BYTES = 64 << 10  # smaller buffers come as fast from numpy's and malloc's own free lists
 
 
 class BufferSlot:
@@ -29,7 +30,7 @@ class BufferSlot:
         self.wanted = False  # an offer once found nothing: dying values are worth keeping
         self.in_place = 0  # offers of a dying input
         self.reused = 0  # offers of a buffer kept from an earlier step
-        self.written = 0  # offers the kernel wrote its result into
+        self.written = 0  # offers the kernel returned as its result (it may also have used one for a temporary)
 
 
 def _refs_as_offered(*dying):
@@ -67,8 +68,10 @@ def offer(slot, *dying):
 
 
 def keep(slot, v):
-    """Keeps a dying value's buffer for the next step when nobody else holds it and an offer wanted one."""
-    if slot.wanted and len(slot.buffers) < slot.capacity and sys.getrefcount(v) == KEPT_SOLE and _owns(v):
+    """Keeps a dying value's buffer for the next step when nobody else holds it and an offer wanted one
+    (a large fresh allocation maps new pages: measured, the page faults cost more than the reuse)."""
+    if (slot.wanted and len(slot.buffers) < slot.capacity and sys.getrefcount(v) == KEPT_SOLE and _owns(v)
+            and v.nbytes >= KEEP_MIN_BYTES):
         slot.buffers.append(v)
 
 

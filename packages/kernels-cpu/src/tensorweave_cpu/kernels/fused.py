@@ -12,6 +12,7 @@ names the original op and the user's line, not the fused node.
 """
 
 import itertools
+import re
 import sys
 
 import numpy as np
@@ -23,6 +24,7 @@ from tensorweave_cpu.kernels import math as math_kernels, nn as nn_kernels
 KERNELS = KernelSet("CPU")
 
 _ids = itertools.count()
+LARGE = 4096  # elements from which writing into a dying buffer beats numpy's allocation (measured here)
 
 
 class _Temp(int):
@@ -103,7 +105,7 @@ class _Compiler:
 
     def __init__(self, ctx):
         self.ctx = ctx
-        self.env = {"_nd": np.ndarray, "_into": _into, "_into_dtype": _into_dtype, "_free": _free,
+        self.env = {"_nd": np.ndarray, "_into": _into, "_into_dtype": _into_dtype, "_free": _free, "_large": _large,
                     "_errstate": np.errstate}
         self.inputs = [f"i{k}" for k in range(len(ctx.input_dtypes))]
         self.dtype = {name: _np_dtype(t) for name, t in zip(self.inputs, ctx.input_dtypes)}
@@ -154,18 +156,19 @@ class _Compiler:
             return None
         if any(self.dtype[a] is None for a in args):
             return None
-        calls, temps = [], []
+        calls, temps, dtypes = [], [], dict(self.dtype)
         for ufunc_name, *operands in formula:
             names = [temps[o] if isinstance(o, _Temp) else o if isinstance(o, _Const) else args[o] for o in operands]
             try:
                 dtype = getattr(np, ufunc_name).resolve_dtypes(
-                    tuple(_operand_type(n, self.dtype) for n in names) + (None,))[-1]
+                    tuple(_operand_type(n, dtypes) for n in names) + (None,))[-1]
             except (TypeError, ValueError):
                 return None  # numpy has no loop for these dtypes: the op's own kernel reports it
             target = f"v{len(self.calls) + len(calls)}"
             calls.append(_Call(target, ufunc_name, names, dtype, op_type in QUIET, step, True))
-            self.dtype[target] = dtype
+            dtypes[target] = dtype
             temps.append(target)
+        self.dtype = dtypes
         for call in calls:
             self.env[call.fn] = getattr(np, call.fn)
             for k, n in enumerate(call.operands):
@@ -177,31 +180,42 @@ class _Compiler:
         return temps[-1]
 
     def _source_code(self, result):
+        """The function: for large arrays each call writes where ``_out_expression`` says, for small ones
+        (where numpy's own allocation is cheaper than passing ``out``) each allocates."""
         last_use, escaped = {}, set()
         for m, call in enumerate(self.calls):
             for n in call.operands:
                 last_use[n] = m
                 if not call.owned:
                     escaped.add(n)
-        body, line_step, quiet = [], {}, False
-        for m, call in enumerate(self.calls):
-            if call.quiet != quiet:
-                quiet = call.quiet
-                if quiet:
-                    body.append(("with _errstate(all='ignore'):", call.step, 0))
-            indent = 1 if quiet else 0
-            out = self._out_expression(m, call, last_use, escaped)
-            if isinstance(out, tuple):
-                body.append((out[0], call.step, indent))
-                body.append(("if o is not None: out = None", call.step, indent))
-                out = "o"
-            args = ", ".join(call.operands) + (f", out={out}" if out else "")
-            body.append((f"{call.target} = {call.fn}({args})", call.step, indent))
-        lines = [f"def fused({''.join(i + ', ' for i in self.inputs)}out=None):", "    try:"]
-        for text, step, indent in body:
-            lines.append("        " + "    " * indent + text)
-            line_step[len(lines)] = step
-        lines += [f"        return {result}", "    except Exception as e:", "        raise _locate(e) from None"]
+        lines = [f"def fused({''.join(i + ', ' for i in self.inputs)}out=None):", "    try:",
+                 f"        if _large({', '.join(self.inputs)}):"]
+        line_step = {}
+        for reuse in (True, False):
+            indent = "            " if reuse else "        "
+            quiet = False
+            names = _Names()
+            for m, call in enumerate(self.calls):
+                if call.quiet != quiet:
+                    quiet = call.quiet
+                    if quiet:
+                        lines.append(indent + "with _errstate(all='ignore'):")
+                pad = indent + ("    " if quiet else "")
+                out = self._out_expression(m, call, last_use, escaped) if reuse else None
+                written = None
+                if isinstance(out, tuple):
+                    lines += [pad + names.rename(out[0]), pad + "if o is not None: out = None"]
+                    line_step[len(lines) - 1] = line_step[len(lines)] = call.step
+                    out = "o"
+                elif out:
+                    written = out.split(" ", 1)[0].lstrip("(")
+                text = f"{call.fn}({', '.join(call.operands)}{f', out={out}' if out else ''})"
+                text = names.rename(text)
+                names.release(n for n in dict.fromkeys(call.operands) if n.startswith("v") and last_use[n] == m)
+                lines.append(pad + f"{names.bind(call.target, written)} = {text}")
+                line_step[len(lines)] = call.step
+            lines.append(f"{indent}return {names.rename(result)}")
+        lines += ["    except Exception as e:", "        raise _locate(e) from None"]
         return "\n".join(lines) + "\n", line_step
 
     def _out_expression(self, m, call, last_use, escaped):
@@ -217,13 +231,40 @@ class _Compiler:
                 check = f"{t}.__class__ is _nd" + ("" if ours else f" and _free({t})")
                 if not rest:
                     return f"({t} if {check} else None)"
-                same = " and ".join(f"{t}.shape == {x}.shape" for x in rest)
+                same = " and ".join(f"({x}.shape == {t}.shape or not {x}.shape)" for x in rest)  # equal, or a scalar
                 return f"({t} if {check} and {same} else _into({t}, {', '.join([t] + rest)}) if {check} else None)"
         read_later = [i for i in self.inputs if last_use.get(i, -1) > m]
         dtype_name = f"d{m}"
         self.env[dtype_name] = call.dtype
         guard = "".join(f" and out is not {i}" for i in read_later)
         return (f"o = _into_dtype(out, {dtype_name}, {', '.join(arrays)}) if out is not None{guard} else None",)
+
+
+class _Names:
+    """Local variable names for an expression's values: a value nothing reads any more gives its name to a
+    later one, so its array is released (or, written over, kept) instead of living to the end of the call."""
+
+    def __init__(self):
+        self.of = {}
+        self.free = []
+        self.count = 0
+
+    def rename(self, text):
+        return re.sub(r"\bv\d+\b", lambda match: self.of[match.group(0)], text)
+
+    def release(self, values):
+        self.free.extend(self.of[v] for v in values)
+
+    def bind(self, value, prefer=None):
+        name = self.of.get(prefer) if prefer is not None else None
+        if name in self.free:
+            self.free.remove(name)
+        elif self.free:
+            name = self.free.pop()
+        else:
+            name, self.count = f"r{self.count}", self.count + 1
+        self.of[value] = name
+        return name
 
 
 def _refs(v):
@@ -256,6 +297,10 @@ def _into(buf, *operands):
         elif len(s) > len(shape) or any(a != b and a != 1 for a, b in zip(s[::-1], shape[::-1])):
             return None
     return buf if exact else None
+
+
+def _large(*inputs):
+    return any(getattr(x, "size", 1) >= LARGE for x in inputs)
 
 
 def _into_dtype(buf, dtype, *operands):
