@@ -290,3 +290,15 @@ def test_fused_nodes_round_trip_through_graph_defs_and_traces():
         with tf.Session() as s:
             again = s.run(imported, {values[[n.op for n in inputs].index("_Arg")]: feed[x]})
     _assert_identical(again, expected)
+
+
+def test_the_cost_model_counts_every_fused_op():
+    from tensorweave.runtime.cost_model import FLOPS
+    from tensorweave.runtime.passes import run_pass
+    from tensorweave.runtime.prune import build_plan_graph
+    x = tf.placeholder(tf.float32, [1000, 1000])
+    out = tf.tanh(tf.exp(x * 2.0) + 1.0) - x
+    graph, _, _ = build_plan_graph([out], [], [x])
+    assert run_pass("elementwise_fusion", graph) == 5
+    (fused,) = [n for n in graph.nodes if n.op_type == "_FusedElementwise"]
+    assert FLOPS["_FusedElementwise"](fused) == 5 * 1000 * 1000

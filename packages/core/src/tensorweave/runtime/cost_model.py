@@ -67,7 +67,12 @@ def _conv_backprop_flops(node):
     return 2 * n * taps
 
 
+def _fused_flops(node):
+    return num_elements(node.output_shapes[0]) * len(node.attrs.get("fused_ops", ()))
+
+
 FLOPS = {
+    "_FusedElementwise": _fused_flops,
     "MatMul": _matmul_flops,
     "BatchMatMul": _matmul_flops,
     "BatchMatMulV2": _matmul_flops,
