@@ -34,7 +34,7 @@ def parse_args(name, description, epochs, batch_size, learning_rate, argv=None):
     parser.add_argument("--learning-rate", type=float, default=learning_rate)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--logdir", default=os.path.join("runs", name),
-                        help="where the checkpoint and per-epoch metrics go (default runs/%(default)s)")
+                        help="where the checkpoint and per-epoch metrics go (default %(default)s)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--summary-every", type=int, default=10,
                         help="steps between training summaries (with tensorweave[board] installed; default 10)")
