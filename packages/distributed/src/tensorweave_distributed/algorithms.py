@@ -197,11 +197,19 @@ class Scratch:
         return self._buffer[:nbytes].view(dtype)
 
 
+POLLS_BEFORE_YIELD = 32  # a rank that polls in vain gives its core away now and then (ranks may share cores)
+
+
 def run_blocking(generator, timeout=None):
     """Drives an algorithm generator on the calling thread (busy polling), for benchmarks and tools."""
+    import os
     import time
     deadline = None if timeout is None else time.monotonic() + timeout
     for requests in generator:
+        polls = 0
         while requests and not MPI.Request.Testall(requests):
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("a collective did not finish in time")
+            polls += 1
+            if polls % POLLS_BEFORE_YIELD == 0:
+                os.sched_yield()
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeoutError("a collective did not finish in time")

@@ -9,6 +9,7 @@ with nothing outstanding it sleeps until woken or the next poll.
 
 import collections
 import logging
+import os
 import threading
 import time
 import traceback
@@ -19,6 +20,7 @@ _log = logging.getLogger("tensorweave_distributed")
 
 IDLE_POLL_SECONDS = 0.002  # how often an idle engine looks for incoming messages
 HOT_POLL_SECONDS = 0.0005  # how long a running collective's requests are polled before other work is looked at
+POLLS_BEFORE_YIELD = 32
 
 
 class _Group:
@@ -150,8 +152,12 @@ class Engine:
             indices = MPI.Request.Testsome(self._requests)
             if not indices and self.hot:  # a transfer in progress moves only inside MPI calls: call densely
                 until = time.perf_counter() + HOT_POLL_SECONDS
+                polls = 0
                 while not indices and time.perf_counter() < until:
                     indices = MPI.Request.Testsome(self._requests)
+                    polls += 1
+                    if polls % POLLS_BEFORE_YIELD == 0:
+                        os.sched_yield()  # the peer it waits for may need this core
             if indices:
                 worked = True
                 finished = set(indices)
@@ -198,11 +204,9 @@ class Engine:
                 continue
             if self._busy():
                 if quiet < self._spin_seconds:
+                    os.sched_yield()  # poll on, but let a rank that shares this core run first
                     continue
-                if quiet < 50 * self._spin_seconds:
-                    time.sleep(0)
-                    continue
-                timeout = 0.0002
+                timeout = 0.00005 if quiet < 50 * self._spin_seconds else 0.0005
             else:
                 timeout = IDLE_POLL_SECONDS
             self._wake.wait(timeout)

@@ -66,8 +66,11 @@ def _allreduce(batch, arrays, comm, scratch, tag, counter, pool):
         members = [arrays[i] for i in indices]
         offsets = np.concatenate([[0], np.cumsum([a.size for a in members])]).astype(np.int64)
         buf = pool.empty(int(offsets[-1]), wire)
-        for array, start, end in zip(members, offsets[:-1], offsets[1:]):
-            to_wire(array, buf[start:end], batch.compression)
+        if wire == dtype and len(members) > 1:
+            np.concatenate([a.reshape(-1) for a in members], out=buf)
+        else:
+            for array, start, end in zip(members, offsets[:-1], offsets[1:]):
+                to_wire(array, buf[start:end], batch.compression)
         algorithm, op = batch.algorithm, mpi_op(batch.op, wire, batch.compression)
         if algorithm == "native" and op is None:
             algorithm = "ring"

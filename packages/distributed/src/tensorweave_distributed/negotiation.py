@@ -15,7 +15,9 @@ the missing ranks; after ``stall_timeout`` (if set) the job fails with AbortedEr
 """
 
 import collections
+import functools
 import logging
+import math
 import time
 
 import numpy as np
@@ -66,6 +68,9 @@ def _tensor_disagreement(kind, members_by_rank):
     counts = [len(m) for m in members_by_rank]
     if any(c != counts[0] for c in counts):
         return "number of tensors", counts
+    first = members_by_rank[0]
+    if kind != "allgather" and all(m == first for m in members_by_rank):
+        return None  # the usual case, decided without looking at each tensor
     for i in range(counts[0]):
         dtypes = [np.dtype(m[i][0]).name for m in members_by_rank]
         if any(d != dtypes[0] for d in dtypes):
@@ -85,6 +90,11 @@ def _member(what, index, count):
     return what if count == 1 else f"{what} of tensor {index}"
 
 
+@functools.lru_cache(maxsize=256)
+def _wire_itemsize(dtype, compression):
+    return wire_dtype(dtype, compression).itemsize
+
+
 def plan_batches(ready, settings):
     """Batches, in order, for ``ready``: [(name, [descriptor of each rank])]."""
     batches, sizes, current_key = [], [], None
@@ -99,8 +109,7 @@ def plan_batches(ready, settings):
             sizes.append(0)
             current_key = None
             continue
-        nbytes = sum(int(np.prod(shape, dtype=np.int64)) * wire_dtype(dtype, compression).itemsize
-                     for dtype, shape in members)
+        nbytes = sum(math.prod(shape) * _wire_itemsize(dtype, compression) for dtype, shape in members)
         key = (kind, root) if kind == "broadcast" else (kind, op, algorithm, compression)
         threshold = settings.fusion_threshold
         if key == current_key and threshold and sizes[-1] + nbytes <= threshold:
