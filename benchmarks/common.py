@@ -28,6 +28,7 @@ class Case:
 
     ``unit`` is what one call does ("step", or "op" with ``per_call`` ops per call); ``check`` maps
     implementation names to the value each computed on the same inputs (asserted equal before timing).
+    ``times`` holds per-call seconds measured elsewhere (inside an MPI job), reported as they are.
     """
 
     name: str
@@ -37,6 +38,7 @@ class Case:
     check: dict = dataclasses.field(default_factory=dict)
     check_rtol: float = 1e-4
     note: str = ""
+    times: dict = None
 
 
 @dataclasses.dataclass
@@ -58,6 +60,8 @@ def torch_or_none():
 
 def measure(case, options):
     """Per-call seconds for each implementation of ``case``: warmed up, then timed round-robin."""
+    if case.times is not None:
+        return case.times
     for fn in case.steps.values():
         for _ in range(options.warmup):
             fn()
