@@ -222,6 +222,24 @@ def test_the_fused_kernel_writes_into_a_fitting_out_and_ignores_others():
     np.testing.assert_array_equal(small, expected[:2])
 
 
+def test_a_fused_chain_stays_in_one_buffer_through_another_kernel_that_takes_out():
+    """Sigmoid runs its own kernel inside the fused node (native where built), which takes ``out=`` too."""
+    x = tf.placeholder(tf.float32, [None, 64])
+    y = tf.sigmoid(x * 2.0 - 1.0) * 3.0
+    feed = {x: np.linspace(-3, 3, 64 * 64, dtype=np.float32).reshape(64, 64)}
+    with tf.Session(config=UNPLANNED) as s:
+        expected = s.run(y, feed)
+    with tf.Session(config=PLANNED) as s:
+        np.testing.assert_array_equal(s.run(y, feed), expected)
+        executor = _executor(s)
+    node = next(n for n in executor.nodes if n.name == y.op.name)
+    assert node.attrs["fused_ops"] == ["Mul", "Sub", "Sigmoid", "Mul"]
+    args = [src.attrs["value"] if src.op_type == "Const" else feed[x] for src, _ in node.inputs]
+    buf = np.empty((64, 64), np.float32)
+    assert executor.kernels[id(node)][1](*args, out=buf) is buf
+    np.testing.assert_array_equal(buf, expected)
+
+
 @pytest.mark.parametrize("rows", [1, 512])
 def test_planned_training_equals_unplanned(rows):
     x = tf.placeholder(tf.float32, [None, 8])

@@ -82,7 +82,8 @@ _NUMPY_KERNELS = {id(k) for k in itertools.chain(math_kernels.KERNELS, nn_kernel
 
 
 class _Call:
-    """One line of the compiled function: ``target = fn(operands)``."""
+    """One line of the compiled function: ``target = fn(operands)``; ``dtype`` is None for a kernel that takes
+    no ``out=``; ``owned`` says the result is a fresh array of ours (a ufunc's)."""
 
     __slots__ = ("target", "fn", "operands", "dtype", "quiet", "step", "owned")
 
@@ -142,11 +143,14 @@ class _Compiler:
             return source
 
     def _opaque(self, step, compute, args, out_dtype):
+        """A call of the op's own kernel; one that accepts ``out=`` is offered buffers as a formula's call is."""
         fn = f"k{step}"
         self.env[fn] = compute
         target = f"v{len(self.calls)}"
-        self.calls.append(_Call(target, fn, args, None, False, step, False))
-        self.dtype[target] = _np_dtype(out_dtype)
+        dtype = _np_dtype(out_dtype)
+        self.calls.append(_Call(target, fn, args, dtype if getattr(compute, "accepts_out", False) else None, False,
+                                step, False))
+        self.dtype[target] = dtype
         return target
 
     def _formula(self, step, op_type, kernel_def, args, out_dtype):
@@ -182,62 +186,75 @@ class _Compiler:
     def _source_code(self, result):
         """The function: for large arrays each call writes where ``_out_expression`` says, for small ones
         (where numpy's own allocation is cheaper than passing ``out``) each allocates."""
-        last_use, escaped = {}, set()
+        last_use, opaque_reads = {}, {}
         for m, call in enumerate(self.calls):
             for n in call.operands:
                 last_use[n] = m
                 if not call.owned:
-                    escaped.add(n)
+                    opaque_reads.setdefault(n, []).append(m)
         lines = [f"def fused({''.join(i + ', ' for i in self.inputs)}out=None):", "    try:",
                  f"        if _large({', '.join(self.inputs)}):"]
         line_step = {}
         for reuse in (True, False):
             indent = "            " if reuse else "        "
-            quiet = False
-            names = _Names()
+            quiet, names, flagged = False, _Names(), set()
             for m, call in enumerate(self.calls):
                 if call.quiet != quiet:
                     quiet = call.quiet
                     if quiet:
                         lines.append(indent + "with _errstate(all='ignore'):")
                 pad = indent + ("    " if quiet else "")
-                out = self._out_expression(m, call, last_use, escaped) if reuse else None
-                written = None
-                if isinstance(out, tuple):
-                    lines += [pad + names.rename(out[0]), pad + "if o is not None: out = None"]
-                    line_step[len(lines) - 1] = line_step[len(lines)] = call.step
-                    out = "o"
-                elif out:
-                    written = out.split(" ", 1)[0].lstrip("(")
-                text = f"{call.fn}({', '.join(call.operands)}{f', out={out}' if out else ''})"
-                text = names.rename(text)
+                before, out, written = (self._out_expression(m, call, last_use, opaque_reads, flagged) if reuse
+                                        else ((), None, None))
+                for text in before:
+                    lines.append(pad + names.rename(text))
+                    line_step[len(lines)] = call.step
+                text = names.rename(f"{call.fn}({', '.join(call.operands)}{f', out={out}' if out else ''})")
                 names.release(n for n in dict.fromkeys(call.operands) if n.startswith("v") and last_use[n] == m)
-                lines.append(pad + f"{names.bind(call.target, written)} = {text}")
+                target = names.bind(call.target, written)
+                lines.append(pad + f"{target} = {text}")
                 line_step[len(lines)] = call.step
+                if out == "o":
+                    if not call.owned:  # another kernel that took out=: its result is ours when it is that buffer
+                        lines.append(pad + f"f{m} = {target} is o")
+                        flagged.add(m)
+                    lines.append(pad + "o = None")  # its reference would count against a later _free
             lines.append(f"{indent}return {names.rename(result)}")
         lines += ["    except Exception as e:", "        raise _locate(e) from None"]
         return "\n".join(lines) + "\n", line_step
 
-    def _out_expression(self, m, call, last_use, escaped):
-        """Where call ``m`` writes: a dying temporary of its dtype, the caller's ``out``, or nowhere (None)."""
-        if not call.owned:
-            return None
+    def _out_expression(self, m, call, last_use, opaque_reads, flagged):
+        """(lines before the call, its ``out=`` expression, the temporary it may write over): a dying temporary
+        of its dtype, else the caller's ``out``, else nothing. A temporary counts as ours when a ufunc made it,
+        or another kernel returned the buffer it was given, and no other kernel has read it since; any other is
+        checked for holders (``_free``) in a line of its own, as inside the call its argument is one more."""
+        if call.dtype is None:
+            return (), None, None  # another kernel that takes no out=
         arrays = [n for n in call.operands if n in self.dtype]  # not the constants
-        others = lambda t: [n for n in arrays if n != t]  # noqa: E731
         for t in arrays:
-            if t.startswith("v") and last_use[t] == m and self.dtype[t] == call.dtype:
-                rest = others(t)
-                ours = t not in escaped and self.calls[int(t[1:])].owned
-                check = f"{t}.__class__ is _nd" + ("" if ours else f" and _free({t})")
-                if not rest:
-                    return f"({t} if {check} else None)"
-                same = " and ".join(f"({x}.shape == {t}.shape or not {x}.shape)" for x in rest)  # equal, or a scalar
-                return f"({t} if {check} and {same} else _into({t}, {', '.join([t] + rest)}) if {check} else None)"
+            if not (t.startswith("v") and last_use[t] == m and self.dtype[t] == call.dtype):
+                continue
+            producer = int(t[1:])
+            if any(j < m for j in opaque_reads.get(t, ())):
+                ours = f"_free({t})"
+            elif self.calls[producer].owned:
+                ours = ""
+            else:
+                ours = f"(f{producer} or _free({t}))" if producer in flagged else f"_free({t})"
+            rest = [n for n in arrays if n != t]
+            check = f"{t}.__class__ is _nd" + (f" and {ours}" if ours else "")
+            same = "".join(f" and ({x}.shape == {t}.shape or not {x}.shape)" for x in rest)  # equal, or a scalar
+            fallback = f" else _into({t}, {', '.join([t] + rest)}) if {check}" if rest else ""
+            expression = f"({t} if {check}{same}{fallback} else None)"
+            if not ours and call.owned:
+                return (), expression, t
+            return (f"o = {expression}",), "o", t
         read_later = [i for i in self.inputs if last_use.get(i, -1) > m]
         dtype_name = f"d{m}"
         self.env[dtype_name] = call.dtype
         guard = "".join(f" and out is not {i}" for i in read_later)
-        return (f"o = _into_dtype(out, {dtype_name}, {', '.join(arrays)}) if out is not None{guard} else None",)
+        return ((f"o = _into_dtype(out, {dtype_name}, {', '.join(arrays)}) if out is not None{guard} else None",
+                 "if o is not None: out = None"), "o", None)
 
 
 class _Names:
