@@ -30,7 +30,7 @@ import numpy as np
 
 from benchmarks.common import Benchmark, Case
 
-SIZES_MIB = (1, 16, 64)
+SIZES = ("1M", "16M", "64M")
 RANKS = (2, 4)
 FUSED_TENSORS = 100
 FUSED_TOTAL_BYTES = 1 << 20
@@ -96,14 +96,14 @@ def worker(args):
     results = {"ranks": size, "cases": []}
     counter = iter(range(1 << 30))
     twd.init()
-    for mib in args.sizes:
-        x = np.random.default_rng(rank).standard_normal(mib * (1 << 20) // 4).astype(np.float32)
+    for size_name in args.sizes:
+        x = np.random.default_rng(rank).standard_normal(parse_size(size_name) // 4).astype(np.float32)
         steps = _algorithm_steps(comm, x, algorithm_comm)
         steps["tw op (auto)"] = lambda: eager.allreduce(x, f"bench/{next(counter)}", timeout=120)
         check = {name: fn()[:4].tolist() for name, fn in steps.items()}
         times = _round_robin(comm, steps, args.rounds, args.min_seconds)
-        results["cases"].append({"name": f"all-reduce {mib} MiB, {size} ranks", "bytes": x.nbytes, "times": times,
-                                 "check": check})
+        results["cases"].append({"name": f"all-reduce {show_size(x.nbytes)}, {size} ranks", "bytes": x.nbytes,
+                                 "times": times, "check": check})
     pieces = [np.random.default_rng(rank + i).standard_normal(FUSED_TOTAL_BYTES // 4 // FUSED_TENSORS)
               .astype(np.float32) for i in range(FUSED_TENSORS)]
     whole = np.concatenate(pieces)
@@ -124,7 +124,18 @@ def worker(args):
 
 
 # ---- in the suite ----------------------------------------------------------------------------------------
-def launch(ranks, rounds, min_seconds, sizes=SIZES_MIB, timeout=900):
+def parse_size(text):
+    """"64K", "16M", "1G" or a number of bytes."""
+    text = str(text).strip().upper()
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+    return int(float(text[:-1] if scale > 1 else text) * scale)
+
+
+def show_size(nbytes):
+    return f"{nbytes >> 20} MiB" if nbytes >= 1 << 20 else f"{nbytes >> 10} KiB"
+
+
+def launch(ranks, rounds, min_seconds, sizes=SIZES, timeout=900):
     """Runs the MPI job on ``ranks`` ranks and returns its results."""
     mpiexec = Path(sys.executable).parent / "mpiexec"
     with tempfile.TemporaryDirectory() as folder:
@@ -175,7 +186,7 @@ def report(results):
 
 def run(options):
     quick = options.rounds <= 2
-    sizes = (1, 16) if quick else SIZES_MIB
+    sizes = ("1M", "16M") if quick else SIZES
     results = [launch(ranks, options.rounds, min(options.min_seconds, 0.5), sizes) for ranks in RANKS]
     print("\n".join(report(results)), flush=True)
     cases = []
@@ -193,7 +204,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks.allreduce", description=__doc__.splitlines()[0])
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--ranks", type=int, nargs="+", default=list(RANKS))
-    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES_MIB), help="MiB (1 16 64)")
+    parser.add_argument("--sizes", nargs="+", default=list(SIZES), help="message sizes (1M 16M 64M; K and M suffixes)")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--min-seconds", type=float, default=0.3, help="per implementation per round")
     parser.add_argument("--out", default=None)

@@ -2,9 +2,10 @@
 
 Everything else hands it work (``call``) and gets callbacks. Nothing on it blocks in MPI: messages are
 non-blocking requests it polls, and multi-step algorithms are generators that yield the requests they wait
-for (``spawn``), so a dead peer can never wedge the thread that must notice it. It spins on the network
-for ``spin_seconds`` after the last progress while work is outstanding, then yields the CPU more and more;
-with nothing outstanding it sleeps until woken or the next poll.
+for (``spawn``), so a dead peer can never wedge the thread that must notice it. While a collective runs
+(every rank is in it) it polls densely; while other work waits on the network it polls for
+``spin_seconds`` after the last progress, then sleeps briefly between polls; with nothing outstanding it
+sleeps until woken or the next poll. Polling yields the core now and then, since ranks may share cores.
 """
 
 import collections

@@ -32,7 +32,8 @@ class Settings:
     - ``algorithm``: the all-reduce algorithm when an op does not name one (``auto`` picks by size:
       recursive doubling below ``small_bytes``, the ring from ``large_bytes`` up, MPI's own in between).
     - ``fusion_threshold``: the most bytes one fused all-reduce or broadcast carries (0: no fusion).
-    - ``spin_seconds``: how long the MPI thread busy-polls for a message before it starts yielding the CPU.
+    - ``spin_seconds``: how long the MPI thread keeps polling (yielding its core to any other runnable process
+      between polls) after the last message before it sleeps between polls.
     - ``job``: the job name of this process's task in ``mpi://`` sessions.
     """
 
@@ -42,8 +43,8 @@ class Settings:
     stall_timeout: float = 0.0
     algorithm: str = "auto"
     fusion_threshold: int = 64 * 1024 * 1024
-    small_bytes: int = 64 * 1024
-    large_bytes: int = 4 * 1024 * 1024
+    small_bytes: int = 32 * 1024
+    large_bytes: int = 1024 * 1024
     spin_seconds: float = 0.002
     job: str = "worker"
 
