@@ -159,6 +159,28 @@ assert out["scattered"].shape[1] == 3
 assert out["sparse"].indices.shape == (2 * size,) and np.allclose(out["sparse"].values, 1.0 / size)
 print(f"rank {rank}: graph ops and gradients ok", flush=True)
 
+# ---- DistributedOptimizer: sparse gradients by all-gather or as dense, the same update on every rank ----
+for sparse_as_dense in (False, True):
+    tf.reset_default_graph()
+    table = tf.Variable(np.zeros((5, 2)), name="table")
+    bias = tf.Variable(np.zeros(2), name="bias")
+    ids = tf.constant([rank % 5, 4])
+    loss = tf.reduce_sum(tf.gather(table, ids) * float(rank + 1)) + tf.reduce_sum(bias)
+    optimizer = twd.DistributedOptimizer(tf.train.GradientDescentOptimizer(1.0), sparse_as_dense=sparse_as_dense)
+    step = optimizer.minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(twd.broadcast_global_variables(0))
+        sess.run(step)
+        got_table, got_bias = sess.run([table, bias])
+    expected = np.zeros((5, 2))
+    for r in range(size):
+        expected[r % 5] -= (r + 1) / size
+        expected[4] -= (r + 1) / size
+    assert np.allclose(got_table, expected), (sparse_as_dense, got_table, expected)
+    assert np.allclose(got_bias, -1.0), got_bias
+print(f"rank {rank}: DistributedOptimizer with sparse gradients ok", flush=True)
+
 # ---- a collective inside a while loop: one per iteration, matched by frame and iteration ---------------
 tf.reset_default_graph()
 _, total = tf.while_loop(lambda i, acc: i < 4, lambda i, acc: (i + 1, acc + twd.allreduce(
