@@ -1,14 +1,16 @@
 """The CPU kernel of ``_FusedElementwise``: the fused ops compiled into one Python function per node.
 
 An op whose chosen kernel is this package's numpy kernel with a known formula (FORMULAS: the same ufunc calls
-in the same order, so every result is identical) runs as those calls, each writing into a temporary of the
-expression that nothing reads any more (``out=``) when its dtype and shape match, instead of allocating an
-array per op. Any other op (Cast, Select, a native kernel, another plugin's kernel) runs its own kernel; its
-result is written over only when its reference count shows the function holds it alone (not a view, not
-kept by the kernel). Floating-point warnings are silenced around exactly the ops whose own
-kernels silence them. The compiled function accepts ``out``: a buffer the executor owns outright (a dying
-input or an earlier output, see ``runtime/memory_plan``), written when an op's result fits it. A failure
-names the original op and the user's line, not the fused node.
+in the same order, so every result is identical) runs as those calls; any other op (Cast, Select, a native
+kernel, another plugin's kernel) runs its own kernel. With inputs of LARGE elements or more, each call writes
+into a temporary of the expression that nothing reads any more (``out=``) when dtype and shape match, instead
+of allocating an array per op; a kernel of its own gets that offer too when it accepts ``out=``. A temporary
+counts as the function's own when a ufunc made it, or a kernel returned the very buffer it was given, and no
+other kernel has read it since; anything else is written over only when its reference count shows that the
+function alone holds it. Smaller inputs run the same calls without ``out=`` (numpy's allocation is cheaper).
+The function itself accepts ``out``: a buffer the executor owns outright (a dying input or an earlier output,
+see ``runtime/memory_plan``). Floating-point warnings are silenced around exactly the ops whose own kernels
+silence them, and a failure names the original op and the user's line, not the fused node.
 """
 
 import itertools
