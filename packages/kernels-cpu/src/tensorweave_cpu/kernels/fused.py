@@ -319,7 +319,14 @@ def _into(buf, *operands):
 
 
 def _large(*inputs):
-    return any(getattr(x, "size", 1) >= LARGE for x in inputs)
+    """Whether to write into buffers: some input has LARGE elements, and all are arrays or numpy scalars."""
+    large = False
+    for x in inputs:
+        size = getattr(x, "size", None)
+        if size is None:
+            return False  # a Python scalar from some kernel: the plain calls take it as they are
+        large = large or size >= LARGE
+    return large
 
 
 def _into_dtype(buf, dtype, *operands):
