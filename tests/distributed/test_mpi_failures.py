@@ -23,8 +23,9 @@ def test_a_killed_rank_takes_the_job_down():
     assert "signal 9" in output or "Killed" in output, output
 
 
-def test_a_frozen_rank_is_found_by_heartbeats_and_named():
-    output = _fail("stop")
+@pytest.mark.parametrize("mode", ["stop", "stop-mid"], ids=["between steps", "during a transfer"])
+def test_a_frozen_rank_is_found_by_heartbeats_and_named(mode):
+    output = _fail(mode)
     for survivor in (0, 2):
         assert f"rank {survivor} stopped at step 20" in output, output
     assert "UnavailableError: rank 1 is unavailable" in output, output

@@ -51,7 +51,8 @@ class Controller:
         self._outbox = []
         self._flush_scheduled = False
         self._batches = collections.deque()
-        self._running = False
+        self._running = None  # the sequence number of the batch running now
+        self._running_requests = []
         self._sequence = 0
         self._waiting = 0
         self.coordinator = None
@@ -108,7 +109,7 @@ class Controller:
         self._run_next()
 
     def _run_next(self):
-        while not self._running and self._batches:
+        while self._running is None and self._batches:
             batch = self._batches.popleft()
             requests = []
             for name in batch.names:
@@ -124,27 +125,31 @@ class Controller:
                     del self._queues[name]
             if batch.error is not None:
                 error_class = errors.UnavailableError if batch.kind == "departed" else errors.InvalidArgumentError
-                self._finished(requests, error_class(None, None, batch.error), None, False)
+                self._finished(requests, error_class(None, None, batch.error), None, None)
                 continue
-            self._running = True
-            self.world.engine.hot += 1
-            tag = (self._sequence % _TAG_STRIDE) * _TAG_STRIDE
+            sequence = self._running = self._sequence
+            self._running_requests = requests
             self._sequence += 1
+            self.world.engine.hot += 1
+            tag = (sequence % _TAG_STRIDE) * _TAG_STRIDE
             generator = execute.run(batch, [r.arrays for r in requests], self.comm, self.scratch, tag, self.counter,
                                     self.pool)
-            self.world.engine.spawn(generator, lambda error, results, rs=requests, b=batch:
-                                    self._finished(rs, _located(error, b), results, True))
+            self.world.engine.spawn(generator, lambda error, results, rs=requests, b=batch, seq=sequence:
+                                    self._finished(rs, _located(error, b), results, seq))
 
-    def _finished(self, requests, error, results, ran):
-        if ran:
-            self._running = False
+    def _finished(self, requests, error, results, sequence):
+        """``sequence``: the batch that ran (None for one failed at negotiation)."""
+        if sequence is not None:
+            if self._running != sequence:
+                return  # abandoned when the job failed; its requests were failed then
+            self._running, self._running_requests = None, []
             self.world.engine.hot -= 1
             self.batches_run += 1
             self.tensors_run += sum(len(r.arrays) for r in requests)
         self._waiting -= len(requests)
         for i, request in enumerate(requests):
             _call(request.callback, error, None if error is not None else results[i])
-        if ran:
+        if sequence is not None:
             self.world.engine.call(self._run_next)
 
     def _refusal(self):
@@ -157,10 +162,11 @@ class Controller:
         return None
 
     def _fail_all(self, error):
-        if self._running:  # its requests may never complete; stop polling for them hard
-            self._running = False
+        running = self._running_requests
+        if self._running is not None:  # its MPI requests may never complete: fail it, stop polling hard
+            self._running, self._running_requests = None, []
             self.world.engine.hot -= 1
-        queued = [r for queue in self._queues.values() for r in queue]
+        queued = running + [r for queue in self._queues.values() for r in queue]
         self._queues.clear()
         self._batches.clear()
         self._outbox = []
@@ -170,7 +176,7 @@ class Controller:
 
     def idle(self):
         """Nothing submitted here is waiting or running."""
-        return not self._queues and not self._batches and not self._running and not self._outbox
+        return not self._queues and not self._batches and self._running is None and not self._outbox
 
     def _peer_left(self, rank):
         """Collectives already negotiated went through the departed rank too; the coordinator fails the others
