@@ -2,7 +2,7 @@
 fail their job with an assertion naming what went wrong)."""
 
 import pytest
-from conftest import SCRIPTS, run_mpi
+from mpi_launch import SCRIPTS, run_mpi
 
 STALL = {"TENSORWEAVE_STALL_TIMEOUT": "30"}  # a mismatch fails the job instead of waiting for the pytest timeout
 

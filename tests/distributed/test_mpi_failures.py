@@ -4,7 +4,7 @@ names it, and the job exits non-zero: no hang."""
 import time
 
 import pytest
-from conftest import SCRIPTS, run_mpi
+from mpi_launch import SCRIPTS, run_mpi
 
 JOB = SCRIPTS / "failure_job.py"
 

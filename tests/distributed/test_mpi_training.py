@@ -3,7 +3,7 @@ batches, every rank holds the same weights, and only rank 0 writes checkpoints."
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, run_mpi
+from mpi_launch import EXAMPLES, run_mpi
 
 pytest.importorskip("sklearn", reason="the digits data comes from scikit-learn: pip install tensorweave[examples]")
 

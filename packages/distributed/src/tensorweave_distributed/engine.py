@@ -66,7 +66,7 @@ class Engine:
         self._busy_checks = []
         self._periodic = []  # [period, next_due, fn]
         self._spin_seconds = spin_seconds
-        self.hot = 0  # collectives running now: every rank is in them, so poll without yielding
+        self.hot = 0  # collectives running now: every rank is in them, so poll densely
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self.ident = None

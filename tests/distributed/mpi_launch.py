@@ -1,0 +1,37 @@
+"""Launching real MPI jobs from pytest: the venv's mpiexec, this interpreter, ``-m mpi4py``, a timeout, and
+the world size each job asserts (a wrong launcher silently runs N copies of rank 0)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+MPIEXEC = Path(sys.executable).parent / "mpiexec"
+SCRIPTS = Path(__file__).parent / "scripts"
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+def run_mpi(script, ranks, *args, timeout=120, env=None, launcher=(), module=True, expect_ok=True, world_marker=None):
+    """Runs ``script`` on ``ranks`` ranks; returns the CompletedProcess (output in .stdout/.stderr).
+
+    A job that succeeds must have printed ``world_marker`` (default: each rank's "world size N ok on rank r",
+    from scripts/mpi_common.py), so the world size it saw is checked."""
+    if not MPIEXEC.exists():
+        pytest.skip(f"no mpiexec next to {sys.executable}: pip install tensorweave[distributed] (the mpich wheel)")
+    command = [str(MPIEXEC), *launcher, "-n", str(ranks), sys.executable, *(("-m", "mpi4py") if module else ()),
+               str(script), *map(str, args)]
+    environment = dict(os.environ, TW_TEST_WORLD_SIZE=str(ranks), PYTHONUNBUFFERED="1", **(env or {}))
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environment,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"{' '.join(command)} did not finish in {timeout} s (a hang):\n{e.stdout}\n{e.stderr}")
+    if expect_ok and proc.returncode != 0:
+        pytest.fail(f"{' '.join(command)} exited with {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    if expect_ok:
+        markers = [world_marker] if world_marker else [f"world size {ranks} ok on rank {r}" for r in range(ranks)]
+        for marker in markers:
+            assert marker in proc.stdout, f"the job did not report the world size it was launched with:\n{proc.stdout}"
+    return proc
