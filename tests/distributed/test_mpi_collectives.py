@@ -20,3 +20,9 @@ def test_send_recv_between_processes_in_mpi_sessions(ranks):
     proc = run_mpi(SCRIPTS / "transport_job.py", ranks, env=STALL)
     for rank in range(ranks):
         assert f"transport OK on rank {rank}" in proc.stdout
+
+
+def test_jobs_of_several_tasks_and_services_between_ranks():
+    proc = run_mpi(SCRIPTS / "layout_job.py", 3, env=STALL)
+    for rank in range(3):
+        assert f"layout OK on rank {rank}" in proc.stdout and f"rank {rank}: services ok" in proc.stdout
