@@ -66,6 +66,8 @@ class World:
     def on_failure(self, listener):
         """``listener(error)`` runs (on the MPI thread) when the job fails; at once if it already has."""
         self._failure_listeners.append(listener)
+        if self.failure is not None:
+            self.engine.call(listener, self.failure)
 
     def on_peer_left(self, listener):
         self._left_listeners.append(listener)
