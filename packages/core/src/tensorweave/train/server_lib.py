@@ -1,3 +1,109 @@
-"""tf.train: server_lib."""
+"""``tf.train.ClusterSpec``: the jobs of a cluster and the addresses of their tasks."""
 
-__all__ = []
+__all__ = ["ClusterSpec"]
+
+
+class ClusterSpec:
+    """Jobs → tasks → addresses, from a dict (job → list of addresses or {index: address}) or a ClusterSpec.
+
+    ``ClusterSpec.from_mpi(num_ps=)`` builds one from the MPI world (needs tensorweave[distributed]).
+    """
+
+    def __init__(self, cluster):
+        if isinstance(cluster, ClusterSpec):
+            self._spec = {job: dict(tasks) for job, tasks in cluster._spec.items()}
+            return
+        if not isinstance(cluster, dict):
+            raise TypeError(f"ClusterSpec expects a dict of job name -> list (or dict) of task addresses, or a "
+                            f"ClusterSpec; got {type(cluster).__name__}: {cluster!r}")
+        self._spec = {}
+        for job, tasks in cluster.items():
+            if not isinstance(job, str) or not job or "/" in job or ":" in job:
+                raise ValueError(f"ClusterSpec: job name {job!r} must be a non-empty string without '/' or ':'")
+            if isinstance(tasks, (list, tuple)):
+                tasks = dict(enumerate(tasks))
+            elif not isinstance(tasks, dict):
+                raise TypeError(f"ClusterSpec: tasks of job {job!r} must be a list of addresses or a dict of "
+                                f"task index -> address, got {tasks!r}")
+            for index, address in tasks.items():
+                if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+                    raise ValueError(f"ClusterSpec: task index {index!r} of job {job!r} must be an int >= 0")
+                if not isinstance(address, str) or not address:
+                    raise ValueError(f"ClusterSpec: address of /job:{job}/task:{index} must be a non-empty "
+                                     f"string such as 'host:2222', got {address!r}")
+            self._spec[job] = dict(sorted(tasks.items()))
+
+    @classmethod
+    def from_mpi(cls, num_ps=1, comm=None):
+        """Ranks 0..num_ps-1 are ps tasks 0..num_ps-1; the other ranks are worker tasks 0, 1, ..."""
+        try:
+            from tensorweave_distributed.world import init
+        except ImportError:
+            raise ImportError("ClusterSpec.from_mpi needs the MPI transport: pip install tensorweave[distributed] "
+                              "(it brings mpi4py and an MPI runtime), then launch with "
+                              "`mpiexec -n N python -m mpi4py script.py`") from None
+        size = init().size if comm is None else comm.Get_size()
+        if not isinstance(num_ps, int) or num_ps < 0 or num_ps >= size:
+            raise ValueError(f"ClusterSpec.from_mpi: num_ps={num_ps!r} must be an int in [0, {size - 1}] for an "
+                             f"MPI world of {size} ranks (at least one rank must be a worker); launch more ranks "
+                             f"with mpiexec -n")
+        ps = [f"mpi:rank{r}" for r in range(num_ps)]
+        workers = [f"mpi:rank{r}" for r in range(num_ps, size)]
+        return cls({"ps": ps, "worker": workers} if ps else {"worker": workers})
+
+    def as_dict(self):
+        """job → list of addresses when the indices are 0..n-1, else job → {index: address} (as TF)."""
+        out = {}
+        for job, tasks in self._spec.items():
+            dense = list(tasks) == list(range(len(tasks)))
+            out[job] = [tasks[i] for i in range(len(tasks))] if dense else dict(tasks)
+        return out
+
+    def as_cluster_def(self):
+        return {"job": [{"name": job, "tasks": dict(tasks)} for job, tasks in self._spec.items()]}
+
+    @property
+    def jobs(self):
+        return list(self._spec)
+
+    def num_tasks(self, job_name):
+        return len(self._tasks(job_name))
+
+    def task_indices(self, job_name):
+        return sorted(self._tasks(job_name))
+
+    def task_address(self, job_name, task_index):
+        tasks = self._tasks(job_name)
+        if task_index not in tasks:
+            raise ValueError(f"ClusterSpec: no task {task_index!r} in job {job_name!r}; its tasks are "
+                             f"{sorted(tasks)}")
+        return tasks[task_index]
+
+    def job_tasks(self, job_name):
+        """The addresses of the job's tasks by index, with None where an index is missing (as TF)."""
+        tasks = self._tasks(job_name)
+        if not tasks:
+            return []
+        return [tasks.get(i) for i in range(max(tasks) + 1)]
+
+    def _tasks(self, job_name):
+        if job_name not in self._spec:
+            raise ValueError(f"ClusterSpec: no job {job_name!r}; the cluster's jobs are {self.jobs}")
+        return self._spec[job_name]
+
+    def __bool__(self):
+        return bool(self._spec)
+
+    def __eq__(self, other):
+        if isinstance(other, dict):
+            other = ClusterSpec(other)
+        return isinstance(other, ClusterSpec) and self._spec == other._spec
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(tuple((job, tuple(tasks.items())) for job, tasks in self._spec.items()))
+
+    def __repr__(self):
+        return f"ClusterSpec({self.as_dict()!r})"

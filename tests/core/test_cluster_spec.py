@@ -1,0 +1,52 @@
+"""tf.train.ClusterSpec: jobs, tasks, addresses, equality and clear errors for bad specs."""
+
+import sys
+
+import pytest
+
+import tensorweave as tf
+
+
+def test_dict_lists_and_sparse_tasks():
+    spec = tf.train.ClusterSpec({"ps": ["ps0:2222", "ps1:2222"], "worker": {0: "w0:2222", 2: "w2:2222"}})
+    assert spec.jobs == ["ps", "worker"]
+    assert spec.num_tasks("ps") == 2 and spec.num_tasks("worker") == 2
+    assert spec.task_indices("worker") == [0, 2]
+    assert spec.task_address("ps", 1) == "ps1:2222"
+    assert spec.job_tasks("worker") == ["w0:2222", None, "w2:2222"]
+    assert spec.as_dict() == {"ps": ["ps0:2222", "ps1:2222"], "worker": {0: "w0:2222", 2: "w2:2222"}}
+    assert bool(spec) and not bool(tf.train.ClusterSpec({}))
+
+
+def test_copy_and_equality():
+    d = {"ps": ["a:1"], "worker": ["b:1", "c:1"]}
+    spec = tf.train.ClusterSpec(d)
+    copy = tf.train.ClusterSpec(spec)
+    assert copy == spec and copy == d and hash(copy) == hash(spec)
+    assert copy != tf.train.ClusterSpec({"ps": ["a:1"], "worker": ["b:1"]})
+    assert copy.as_dict() is not spec.as_dict()
+
+
+def test_errors_name_the_problem():
+    spec = tf.train.ClusterSpec({"ps": ["a:1"]})
+    with pytest.raises(ValueError, match="no job 'worker'.*jobs are \\['ps'\\]"):
+        spec.num_tasks("worker")
+    with pytest.raises(ValueError, match="no task 3 in job 'ps'"):
+        spec.task_address("ps", 3)
+    with pytest.raises(TypeError, match="expects a dict"):
+        tf.train.ClusterSpec(["a:1"])
+    with pytest.raises(ValueError, match="address of /job:ps/task:0"):
+        tf.train.ClusterSpec({"ps": [""]})
+    with pytest.raises(ValueError, match="job name"):
+        tf.train.ClusterSpec({"p/s": ["a:1"]})
+    with pytest.raises(ValueError, match="task index -1"):
+        tf.train.ClusterSpec({"ps": {-1: "a:1"}})
+    with pytest.raises(TypeError, match="tasks of job 'ps'"):
+        tf.train.ClusterSpec({"ps": "a:1"})
+
+
+def test_from_mpi_without_the_distributed_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tensorweave_distributed", None)
+    monkeypatch.setitem(sys.modules, "tensorweave_distributed.world", None)
+    with pytest.raises(ImportError, match=r"pip install tensorweave\[distributed\]"):
+        tf.train.ClusterSpec.from_mpi(num_ps=1)
