@@ -50,3 +50,33 @@ def test_from_mpi_without_the_distributed_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorweave_distributed.world", None)
     with pytest.raises(ImportError, match=r"pip install tensorweave\[distributed\]"):
         tf.train.ClusterSpec.from_mpi(num_ps=1)
+
+
+def test_local_server_runs_sessions_and_shares_variables():
+    server = tf.train.Server.create_local_server()
+    assert server.target.startswith("local://")
+    assert server.server_def["job_name"] == "localhost" and server.server_def["task_index"] == 0
+    assert tf.train.Server.create_local_server().target != server.target
+    with tf.Graph().as_default():
+        v = tf.Variable(1.0, name="v")
+        with tf.Session(server.target) as sess:
+            sess.run(v.initializer)
+            sess.run(v.assign_add(2.0))
+        with tf.Session(server.target) as sess:  # resources of the target outlive a session
+            assert sess.run(v) == 3.0
+    with pytest.raises(RuntimeError, match="block forever"):
+        server.join()
+
+
+def test_server_arguments_are_checked():
+    cluster = tf.train.ClusterSpec({"ps": ["h:1"], "worker": ["h:2", "h:3"]})
+    with pytest.raises(ValueError, match="job_name is required"):
+        tf.train.Server(cluster)
+    with pytest.raises(ValueError, match="task_index is required"):
+        tf.train.Server(cluster, job_name="worker")
+    with pytest.raises(ValueError, match="no task 5 in job 'worker'"):
+        tf.train.Server(cluster, job_name="worker", task_index=5)
+    with pytest.raises(ValueError, match="no gRPC.*from_mpi"):
+        tf.train.Server(cluster, job_name="ps")
+    with pytest.raises(ValueError, match="no server for protocol 'nope'"):
+        tf.train.Server(cluster, job_name="ps", protocol="nope")

@@ -1,6 +1,13 @@
-"""``tf.train.ClusterSpec``: the jobs of a cluster and the addresses of their tasks."""
+"""``tf.train.ClusterSpec`` (the jobs of a cluster and their tasks' addresses) and ``tf.train.Server``.
 
-__all__ = ["ClusterSpec"]
+A Server is one task of a cluster. Its ``target`` is what ``tf.Session`` takes; the serving itself belongs
+to the transport registered for the protocol (``mpi`` from tensorweave[distributed]); the core holds no
+networking. ``Server.create_local_server()`` is an in-process ``local://`` target.
+"""
+
+import itertools
+
+__all__ = ["ClusterSpec", "Server"]
 
 
 class ClusterSpec:
@@ -107,3 +114,102 @@ class ClusterSpec:
 
     def __repr__(self):
         return f"ClusterSpec({self.as_dict()!r})"
+
+
+_local_servers = itertools.count()
+
+
+class Server:
+    """One task of a cluster: ``target`` for sessions, ``join()`` to serve until the job ends (ps tasks)."""
+
+    def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None,
+                 start=True):
+        if isinstance(server_or_cluster_def, dict) and "cluster" in server_or_cluster_def:
+            server_def = server_or_cluster_def  # a server_def of another Server
+            cluster = ClusterSpec(server_def["cluster"])
+            job_name = job_name if job_name is not None else server_def.get("job_name")
+            task_index = task_index if task_index is not None else server_def.get("task_index")
+            protocol = protocol or server_def.get("protocol")
+            config = config if config is not None else server_def.get("default_session_config")
+        else:
+            cluster = ClusterSpec(server_or_cluster_def)
+        if job_name is None:
+            if len(cluster.jobs) != 1:
+                raise ValueError(f"tf.train.Server: job_name is required for a cluster of several jobs "
+                                 f"({cluster.jobs}); pass job_name='worker' or 'ps'")
+            job_name = cluster.jobs[0]
+        if task_index is None:
+            indices = cluster.task_indices(job_name)
+            if len(indices) != 1:
+                raise ValueError(f"tf.train.Server: task_index is required, job {job_name!r} has tasks {indices}")
+            task_index = indices[0]
+        address = cluster.task_address(job_name, task_index)  # names a missing job or task
+        protocol = protocol or _protocol_of(address)
+        self._server_def = {"cluster": cluster, "job_name": job_name, "task_index": task_index,
+                            "protocol": protocol, "default_session_config": config}
+        self._impl = _transport_server(protocol, self._server_def)
+        self._started = False
+        if start:
+            self.start()
+
+    @staticmethod
+    def create_local_server(config=None, start=True):
+        """A single-task server in this process; its target is a fresh ``local://`` session target."""
+        name = f"local://server{next(_local_servers)}"
+        return Server({"localhost": [name]}, job_name="localhost", task_index=0, protocol="local", config=config,
+                      start=start)
+
+    @property
+    def server_def(self):
+        return dict(self._server_def)
+
+    @property
+    def target(self):
+        """The session target of this task (``tf.Session(server.target)``)."""
+        return self._impl.target
+
+    def start(self):
+        if not self._started:
+            self._impl.start()
+            self._started = True
+
+    def join(self):
+        """Blocks until the job ends (every worker closed or the job failed); what ps tasks call."""
+        self.start()
+        self._impl.join()
+
+
+def _protocol_of(address):
+    if address.startswith("local://"):
+        return "local"
+    if address.startswith("mpi:"):
+        return "mpi"
+    raise ValueError(f"tf.train.Server: cannot serve address {address!r}: this build has no gRPC; use "
+                     f"tf.train.ClusterSpec.from_mpi(num_ps=...) under mpiexec (addresses 'mpi:rank<N>'), or "
+                     f"tf.train.Server.create_local_server() in one process")
+
+
+class _LocalServer:
+    def __init__(self, server_def):
+        cluster = server_def["cluster"]
+        self.target = cluster.task_address(server_def["job_name"], server_def["task_index"])
+        if not self.target.startswith("local://"):
+            self.target = "local://" + self.target
+
+    def start(self):
+        pass
+
+    def join(self):
+        raise RuntimeError("Server.join() on an in-process local server would block forever: nothing else can "
+                           "connect to it; join ps tasks of an MPI cluster instead")
+
+
+def _transport_server(protocol, server_def):
+    if protocol == "local":
+        return _LocalServer(server_def)
+    from tensorweave.plugins import get_registries
+    factory = get_registries().transports.get(protocol)
+    if factory is None or not hasattr(factory, "start_server"):
+        raise ValueError(f"tf.train.Server: no server for protocol {protocol!r}; for 'mpi' install the "
+                         f"distributed package (pip install tensorweave[distributed]) and launch with mpiexec")
+    return factory.start_server(server_def)
