@@ -61,7 +61,7 @@ class LinearExecutor:
                 kept_at.setdefault(pos, []).append(key)
         for pos, node in enumerate(self.nodes):
             i = pos
-            after = ()
+            after = None
             args = [f"v{index[id(src)]}_{slot}" for src, slot in node.inputs]
             if node.op_type == "_Arg":
                 src = f"feeds[{node.attrs['index']}]"
@@ -77,11 +77,11 @@ class LinearExecutor:
                 elif kernel_def.context:
                     call = f"k{i}(OpContext(step, n{i}, dev){''.join(', ' + a for a in args)})"
                 elif memory is not None and i in memory.slot_of and outs[0] != "_":
-                    slot = memory.slot_of[i]
-                    lines.append(f"    o{i} = _offer({', '.join([slot] + memory.in_place[i])})")
+                    # offered in a line of its own: inside the call, the inputs on the stack would count as holders
+                    lines.append(f"    o{i} = _offer({', '.join([memory.slot_of[i]] + memory.in_place[i])})")
                     line_to_node[len(lines)] = node
                     call = f"k{i}({''.join(a + ', ' for a in args)}out=o{i})"
-                    after = [f"{slot}.written += {outs[0]} is o{i}", f"del o{i}"]
+                    after = f"del o{i}"
                 else:
                     call = f"k{i}({', '.join(args)})"
                 if not outs:
@@ -94,7 +94,8 @@ class LinearExecutor:
                     code = f"{outs[0]} = {call}"
             lines.append("    " + code)
             line_to_node[len(lines)] = node
-            lines.extend("    " + line for line in after)
+            if after:
+                lines.append("    " + after)
             if pos in frees:
                 lines.extend(f"    _keep({memory.kept[key]}, v{key[0]}_{key[1]})" for key in kept_at.get(pos, ()))
                 lines.append("    del " + ", ".join(frees[pos]))
