@@ -24,5 +24,14 @@ def tensorweave_register_transports(registrar):
 
 
 def _mpi_master(target, config):
-    from tensorweave_distributed.cluster import MpiMaster  # MPI starts here, not when plugins load
-    return MpiMaster(target, config)
+    from tensorweave_distributed import server  # MPI starts here, not when plugins load
+    from tensorweave_distributed.cluster import MpiMaster
+    return server.master_for(target, config) or MpiMaster(target, config)
+
+
+def _start_server(server_def):
+    from tensorweave_distributed import server
+    return server.start_server(server_def)
+
+
+_mpi_master.start_server = _start_server  # what tf.train.Server asks the transport of its protocol

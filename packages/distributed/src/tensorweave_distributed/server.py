@@ -1,0 +1,220 @@
+"""``tf.train.Server`` over MPI: workers run their own steps; parameter-server tasks serve them.
+
+A cluster from ``ClusterSpec.from_mpi`` names each task's rank (``mpi:rank<r>``). A session on a worker's
+``server.target`` (``mpi://server/<job>/<task>``) is not SPMD: the worker is its own chief (feeds, fetches
+and unplaced ops stay with it) and, at each step, asks every ps task to run the step's ps partitions
+(the paper's RegisterGraph/RunGraph): the request carries the step's key, its fetch/target/feed names and,
+when the worker's graph has grown, the graph itself. The ps imports the graph, places it exactly as the
+worker did, and runs its own partitions under the worker's step key, so cross-task edges meet over the MPI
+transport. All sessions served by a ps share its devices, hence its variables. ``join()`` returns when
+every worker process has ended (each tells the ps tasks at exit) and raises if the job failed.
+"""
+
+import atexit
+import hashlib
+import itertools
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+import tensorweave as tf
+from tensorweave.framework.graph_io import GraphDef
+
+from tensorweave_distributed.cluster import ClusterDeviceMgr, Layout
+from tensorweave_distributed.rendezvous import MpiRendezvous
+from tensorweave_distributed.world import init
+
+_log = logging.getLogger("tensorweave_distributed")
+RUN, DONE = "tw.server.run", "tw.server.done"
+PREFIX, SERVED = "mpi://server/", "mpi://served/"
+_server = None
+_sessions = itertools.count()
+
+
+def layout_of(cluster):
+    """The ranks of a ClusterSpec whose addresses are ``mpi:rank<r>`` (as ``ClusterSpec.from_mpi`` makes)."""
+    jobs = {}
+    for job in cluster.jobs:
+        ranks = []
+        for task in range(cluster.num_tasks(job)):
+            address = cluster.task_address(job, task)
+            if not address.startswith("mpi:rank") or not address[8:].isdigit():
+                raise ValueError(f"/job:{job}/task:{task} has address {address!r}; an MPI cluster names ranks as "
+                                 f"'mpi:rank<N>' (build it with tf.train.ClusterSpec.from_mpi(num_ps=...))")
+            ranks.append(int(address[8:]))
+        jobs[job] = ranks
+    return Layout(jobs)
+
+
+def start_server(server_def):
+    """The transport's part of ``tf.train.Server``: one server per process."""
+    global _server
+    if _server is not None:
+        raise RuntimeError(f"this process already runs {_server.target}; create one tf.train.Server per process")
+    _server = MpiServer(server_def)
+    return _server
+
+
+class MpiServer:
+    def __init__(self, server_def):
+        self.world = init()
+        self.job, self.task = server_def["job_name"], server_def["task_index"]
+        self.config = server_def["default_session_config"]
+        self.layout = layout_of(server_def["cluster"])
+        rank = self.layout.rank_of(self.job, self.task)
+        if rank != self.world.rank:
+            raise ValueError(f"tf.train.Server(job_name={self.job!r}, task_index={self.task}): that task is rank "
+                             f"{rank} in the cluster, but this process is rank {self.world.rank}; pass the task "
+                             f"of this rank")
+        self.target = f"{PREFIX}{self.job}/{self.task}"
+        self.device_mgr = self._device_mgr(self.job, self.task)
+        self.ps_ranks = [r for r in self.layout.jobs.get("ps", []) if r != self.world.rank]
+        self.workers = {r for job, ranks in self.layout.jobs.items() if job != "ps" for r in ranks}
+        self._served = {}
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="tensorweave-ps")
+        self._ended, self._finished = set(), threading.Event()
+        self._failure = None
+        self._started = False
+
+    def _device_mgr(self, chief_job, chief_task):
+        mgr = ClusterDeviceMgr(self.config, self.layout, self.world.rank, self.world.launch_id)
+        mgr.chief_job, mgr.chief_task = chief_job, chief_task
+        return mgr
+
+    def start(self):
+        if self._started:
+            return
+        self._started = True
+        self.world.control.register_service(RUN, self._on_run)
+        self.world.control.register_service(DONE, self._on_done)
+        self.world.on_failure(self._on_failure)
+        if self.world.rank in self.workers:
+            atexit.register(self._say_done)
+
+    def join(self):
+        """Serves until every worker process ended; raises the job's failure if it failed."""
+        if self.world.rank in self.workers and not self.ps_ranks and not self.layout.jobs.get("ps"):
+            return
+        self._finished.wait()
+        if self._failure is not None:
+            raise self._failure
+
+    # ---- worker side ------------------------------------------------------------------------------
+    def _say_done(self):
+        for rank in self.layout.jobs.get("ps", []):
+            if rank != self.world.rank and self.world.failure is None:
+                self.world.control.post(rank, DONE, None)
+
+    # ---- ps side (MPI thread: hand work to the pool) ----------------------------------------------
+    def _on_done(self, source, _):
+        self._ended.add(source)
+        if self.workers <= self._ended:
+            self._finished.set()
+
+    def _on_failure(self, error):
+        self._failure = error
+        self._finished.set()
+
+    def _on_run(self, source, request):
+        self._pool.submit(self._serve, source, request)
+
+    def _serve(self, source, request):
+        try:
+            session, graph = self._session_for(source, request)
+            feeds = {graph.get_tensor_by_name(name): _stand_in(graph.get_tensor_by_name(name))
+                     for name in request["feeds"]}
+            fetches = [graph.as_graph_element(n) for n in request["fetches"] + request["targets"]]
+            _step_key.key = request["key"]
+            session.run(fetches, feeds)
+        except Exception as error:  # the failed partition aborts the step, so the worker hears of it too
+            _log.error("ps rank %d: a step of worker rank %d failed: %s", self.world.rank, source, error)
+            self.world.transport.abort_step(request["key"], tf.errors.AbortedError(
+                None, None, f"the ps task on rank {self.world.rank} failed the step: {error}"))
+        finally:
+            _step_key.key = None
+
+    def _session_for(self, source, request):
+        name = (source, request["session"])
+        with self._lock:
+            entry = self._served.get(name)
+            if request.get("graph") is not None and (entry is None or entry[2] < request["version"]):
+                graph = tf.Graph()
+                with graph.as_default():
+                    tf.import_graph_def(GraphDef.FromString(request["graph"]), name="")
+                mgr = self._device_mgr(*self.layout.task_of(source))
+                mgr.devices = self.device_mgr.devices  # every served session shares this task's variables
+                for device in self.device_mgr.devices:
+                    mgr._by_name[device.name] = device
+                    mgr._by_name[f"/device:{device.device_type}:{device.index}"] = device
+                target = f"{SERVED}{source}/{request['session']}/{request['version']}"
+                _served_mgrs[target] = mgr
+                if entry is not None:
+                    entry[0].close()
+                entry = self._served[name] = (tf.Session(target, graph=graph, config=self.config), graph,
+                                              request["version"])
+            if entry is None:
+                raise RuntimeError(f"worker rank {source} ran a step before sending its graph")
+            return entry[0], entry[1]
+
+
+_step_key = threading.local()
+_served_mgrs = {}
+
+
+def _stand_in(tensor):
+    """A value for a feed the worker keeps: the ps never reads it, but the session wants every feed."""
+    shape = [0 if d is None else d for d in tensor.shape.as_list()] if tensor.shape.ndims is not None else []
+    return np.zeros(shape, dtype=object if tensor.dtype == tf.string else tensor.dtype.as_numpy_dtype)
+
+
+class ClientMaster:
+    """A worker's session on its server's target: it is its own chief and asks the ps tasks to join each step."""
+
+    def __init__(self, target, config):
+        if _server is None or _server.target != target:
+            raise ValueError(f"session target {target!r} is not this process's server "
+                             f"({_server.target if _server else 'none started'}); use tf.Session(server.target)")
+        self.server = _server
+        self.device_mgr = _server.device_mgr
+        self.number = next(_sessions)
+        self._counts, self._sent = {}, {}
+        self._lock = threading.Lock()
+
+    def rendezvous(self, plan=None):
+        fetches, targets, feeds = plan._signature
+        names = ([t.name for t in fetches], [o.name for o in targets], [t.name for t in feeds])
+        digest = hashlib.blake2b(repr(names).encode(), digest_size=8).hexdigest()
+        graph = (list(fetches) + list(targets) + list(feeds))[0].graph  # the client's Graph
+        with self._lock:
+            count = self._counts[digest] = self._counts.get(digest, 0) + 1
+            version = graph.version
+            send_graph = self._sent.get(id(graph)) != version
+            self._sent[id(graph)] = version
+        key = ("srv", self.server.world.rank, self.number, digest, count)
+        request = {"session": self.number, "key": key, "fetches": names[0], "targets": names[1], "feeds": names[2],
+                   "version": version, "graph": graph.as_graph_def().SerializeToString() if send_graph else None}
+        for rank in self.server.ps_ranks:
+            self.server.world.control.post(rank, RUN, request)
+        return MpiRendezvous(self.server.world.transport, key, self.device_mgr.rank_of_device)
+
+
+class ServedMaster:
+    """The ps's session for one worker's graph: the worker's placement, the step key of the worker's request."""
+
+    def __init__(self, target, config):
+        self.device_mgr = _served_mgrs.pop(target)
+        self._transport = init().transport
+
+    def rendezvous(self, plan=None):
+        return MpiRendezvous(self._transport, _step_key.key, self.device_mgr.rank_of_device)
+
+
+def master_for(target, config):
+    if target.startswith(PREFIX):
+        return ClientMaster(target, config)
+    if target.startswith(SERVED):
+        return ServedMaster(target, config)
+    return None

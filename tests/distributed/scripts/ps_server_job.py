@@ -1,0 +1,54 @@
+"""1 ps + 2 workers with tf.train.Server: variables on the ps (replica_device_setter), each worker trains
+asynchronously through tf.Session(server.target) and the ps server.join()s until both workers end."""
+
+import time
+
+import numpy as np
+from mpi_common import start
+
+import tensorweave as tf
+
+rank, size = start(heartbeat_timeout=30)
+assert size == 3, "this job needs 3 ranks"
+cluster = tf.train.ClusterSpec.from_mpi(num_ps=1)
+assert cluster.as_dict() == {"ps": ["mpi:rank0"], "worker": ["mpi:rank1", "mpi:rank2"]}, cluster
+job, task = ("ps", 0) if rank == 0 else ("worker", rank - 1)
+server = tf.train.Server(cluster, job_name=job, task_index=task)
+assert server.target.startswith("mpi://"), server.target
+
+if job == "ps":
+    server.join()
+    print("ps joined: both workers ended", flush=True)
+else:
+    rng = np.random.RandomState(task)
+    true_w = np.array([[2.0], [-3.0], [0.5]], np.float32)
+    with tf.device(tf.train.replica_device_setter(cluster=cluster, worker_device=f"/job:worker/task:{task}")):
+        w = tf.get_variable("w", shape=[3, 1], initializer=tf.zeros_initializer())
+        b = tf.get_variable("b", shape=[1], initializer=tf.zeros_initializer())
+        step = tf.train.get_or_create_global_step()
+        x = tf.placeholder(tf.float32, [None, 3])
+        y = tf.placeholder(tf.float32, [None, 1])
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+    assert w.op.device == "/job:ps/task:0" and loss.op.device == f"/job:worker/task:{task}"
+    with tf.Session(server.target) as sess:
+        if task == 0:
+            sess.run(tf.global_variables_initializer())
+        else:
+            deadline = time.time() + 30
+            while not sess.run(tf.is_variable_initialized(step)):
+                assert time.time() < deadline, "worker 0 never initialized the variables on the ps"
+                time.sleep(0.05)
+        losses, seen_steps = [], []
+        for i in range(40):
+            xs = rng.randn(16, 3).astype(np.float32)
+            _, l, s = sess.run([train, loss, step], {x: xs, y: xs @ true_w + 1.0})
+            losses.append(l)
+            seen_steps.append(s)
+        final_w = sess.run(w)
+        total = sess.run(step)
+    assert losses[-1] < 0.1 * losses[0], losses
+    # the global step counts both workers' updates: this worker alone made 40 of them
+    assert total > 40, (total, seen_steps)
+    assert np.abs(final_w - true_w).max() < 0.5, final_w
+    print(f"worker {task}: loss {losses[0]:.3f} -> {losses[-1]:.4f}, global step {total}, shared ok", flush=True)
