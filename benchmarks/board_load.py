@@ -1,5 +1,7 @@
 """The dashboard with a big log: how long a run of 1,000,000 scalar points takes to write, to read into
-the server, to serve as a chart (downsampled on the server) and to show in a real browser.
+the server, to serve as a chart (downsampled on the server) and to show in a real browser, both once the
+server has read it and from cold (server start, or the run appearing under a running server, to the chart
+of every point drawn).
 
     .venv/bin/python -m benchmarks.board_load [--points 1000000] [--rounds 5]
 
@@ -13,6 +15,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -68,32 +71,85 @@ def _get(url):
     return time.perf_counter() - start, json.loads(body)
 
 
-def browser_loads(url, rounds):
+def _launch(p):
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    return p.chromium.launch(executable_path=chromium, headless=True, args=ARGS)
+
+
+def _browser_missing():
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed"
+    if not os.path.exists(shutil.which("chromium") or "/usr/bin/chromium"):
+        return "Chromium is not installed (apt-get install -y chromium)"
+    return ""
+
+
+def _chart_drawn_at(page, run, points):
+    """When (time.time()) the page drew the chart with all ``points`` of ``run``: the page's own clock, since
+    Playwright notices a change only at its next poll."""
+    page.locator(f'.card[data-tag="loss"] li[data-run="{run}"][data-total="{points}"]').wait_for(timeout=60000)
+    return page.evaluate("performance.timeOrigin + window.__board.timings['loss'].at") / 1000
+
+
+def _serve(logdir):
+    """``tensorweave-board`` in its own process (as a user starts it); returns it and its URL once it listens."""
+    proc = subprocess.Popen([sys.executable, "-m", "tensorweave_board.server.cli", "--logdir", logdir, "--port", "0"],
+                            stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    return proc, line.split(" at ")[1].split()[0]
+
+
+def cold_loads(folder, points, rounds):
+    """Seconds to the chart of every point drawn (1) from launching the server process, the page opened as
+    soon as it listens, and (2) from the run's folder appearing (renamed in) under a running server whose
+    page is open, at moments spread evenly over the server's 1 s reload cycle."""
+    from playwright.sync_api import sync_playwright
+    logs, watched = os.path.join(folder, "logs"), os.path.join(folder, "watched")
+    started, appeared = [], []
+    with sync_playwright() as p:
+        browser = _launch(p)
+        for i, cold in enumerate([True] * rounds + [False] * rounds):
+            os.makedirs(watched, exist_ok=True)
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            start = time.time()
+            proc, url = _serve(logs if cold else watched)
+            page.goto(url)
+            if not cold:
+                page.locator("#status", has_text="0 runs").wait_for(timeout=60000)
+                time.sleep(((i - rounds) + 0.5) / rounds)
+                start = time.time()
+                os.rename(os.path.join(logs, "big"), os.path.join(watched, "big"))
+            (started if cold else appeared).append(_chart_drawn_at(page, "big", points) - start)
+            page.close()
+            proc.terminate()
+            proc.wait(timeout=30)
+            if not cold:
+                os.rename(os.path.join(watched, "big"), os.path.join(logs, "big"))
+        browser.close()
+    return started, appeared
+
+
+def browser_loads(url, points, rounds):
     """Seconds from navigation to the 1M-point chart drawn (fresh page each round), and the page's own
     fetch-and-draw time."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        return None, "playwright is not installed"
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    if not os.path.exists(chromium):
-        return None, "Chromium is not installed (apt-get install -y chromium)"
+    from playwright.sync_api import sync_playwright
     results = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, headless=True, args=ARGS)
+        browser = _launch(p)
         for _ in range(rounds):
             page = browser.new_page(viewport={"width": 1400, "height": 900})
-            start = time.perf_counter()
+            start = time.time()
             page.goto(url)
-            page.locator('.card[data-tag="loss"][data-loaded="1"]').wait_for(timeout=60000)
-            wall = time.perf_counter() - start
+            wall = _chart_drawn_at(page, "big", points) - start
             timing = page.evaluate("window.__board.timings['loss']")
             total = page.locator('.card[data-tag="loss"] li').first.get_attribute("data-total")
             results.append({"seconds": wall, "page_fetch_draw_ms": timing["fetchedAndDrawnMs"],
                             "drawn_at_ms": timing["at"], "points": int(total)})
             page.close()
         browser.close()
-    return results, ""
+    return results
 
 
 def main(argv=None):
@@ -109,13 +165,19 @@ def main(argv=None):
     try:
         report["write_seconds"], values = write_big_run(os.path.join(folder, "logs", "big"), args.points)
         report["file_writer_events_per_second"] = file_writer_rate(os.path.join(folder, "writer"))
-        rss = _rss_mb()
-        logdir = Logdir(os.path.join(folder, "logs"))
-        start = time.perf_counter()
-        logdir.reload()
-        report["ingest_seconds"] = time.perf_counter() - start
-        report["ingest_rss_mb"] = _rss_mb() - rss
-        assert len(logdir.runs["big"].scalars["loss"]) == args.points
+        ingest, ingest_cpu = [], []
+        for _ in range(args.rounds):
+            rss = _rss_mb()
+            logdir = Logdir(os.path.join(folder, "logs"))
+            start, cpu = time.perf_counter(), time.process_time()
+            logdir.reload()
+            ingest.append(time.perf_counter() - start)
+            ingest_cpu.append(time.process_time() - cpu)
+            report.setdefault("ingest_rss_mb", _rss_mb() - rss)  # the first round: later ones reuse freed memory
+            steps, walls, stored = logdir.runs["big"].scalars["loss"].arrays()
+            assert np.array_equal(steps, np.arange(args.points)) and np.array_equal(stored, values.astype(np.float32))
+        report["ingest_seconds"] = statistics.median(ingest)
+        report["ingest_cpu_seconds"] = statistics.median(ingest_cpu)  # this process's CPU: less noisy when shared
         server = BoardServer(logdir, "127.0.0.1", 0)
         server.start()
         base = f"{server.url}api/scalars?run=big&tag=loss&buckets=1000"
@@ -129,17 +191,21 @@ def main(argv=None):
                             ("relative_axis", "&x=relative&smoothing=0.6")]:
             times = [_get(base + query)[0] for _ in range(args.rounds)]
             report[f"api_{name}_median_seconds"] = statistics.median(times)
-        browser, why = browser_loads(server.url, args.rounds)
+        why = _browser_missing()
+        browser = None if why else browser_loads(server.url, args.points, args.rounds)
         report["browser"] = browser or why
         server.shutdown()
         server.server_close()
+        if not why:
+            report["cold_server_start_seconds"], report["cold_new_run_seconds"] = cold_loads(
+                folder, args.points, args.rounds)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     print(f"scalar points in one run:                 {args.points:,}")
     print(f"write the event file (framing + protos):  {report['write_seconds']:.2f} s")
     print(f"FileWriter.add_summary throughput:        {report['file_writer_events_per_second']:,.0f} events/s")
-    print(f"server reads it all (ingest):             {report['ingest_seconds']:.2f} s, "
-          f"+{report['ingest_rss_mb']:.0f} MB resident")
+    print(f"server reads it all (ingest):             {report['ingest_seconds']:.2f} s (median of {args.rounds}; "
+          f"CPU {report['ingest_cpu_seconds']:.2f} s), +{report['ingest_rss_mb']:.0f} MB resident")
     print(f"first chart request (EMA over all points): {report['api_first_request_seconds'] * 1000:.0f} ms, "
           f"{report['api_points_sent']:,} points sent")
     for name in ("full", "zoomed", "relative_axis"):
@@ -149,6 +215,11 @@ def main(argv=None):
         page_ms = statistics.median(b["page_fetch_draw_ms"] for b in browser)
         print(f"browser: page load to chart drawn:        {seconds:.2f} s (median of {len(browser)}; the page's "
               f"fetch + draw {page_ms:.0f} ms)")
+        for key, what in (("cold_server_start_seconds", "tensorweave-board launched"),
+                          ("cold_new_run_seconds", "the run appears under it")):
+            times = report[key]
+            print(f"cold: {what + ' -> chart drawn:':36} {statistics.median(times):.2f} s (median of "
+                  f"{len(times)}, {min(times):.2f}-{max(times):.2f})")
     else:
         print(f"browser: skipped ({report['browser']})")
     os.makedirs(args.out, exist_ok=True)

@@ -6,12 +6,12 @@ import warnings
 
 from google.protobuf.message import DecodeError
 
-from tensorweave_board import protos
+from tensorweave_board import protos, scalar_events
 from tensorweave_board.record_io import DataLossWarning, RecordReader
 
 _log = logging.getLogger("tensorweave_board")
 
-__all__ = ["EventFileLoader", "is_event_file", "read_events"]
+__all__ = ["EventBatch", "EventFileLoader", "is_event_file", "read_events"]
 
 
 def is_event_file(name):
@@ -45,27 +45,50 @@ class EventFileLoader:
         return self._records.offset
 
     def load(self, max_events=None):
-        """New events as (record offset, Event)."""
+        """New events as (record offset, Event), every record parsed by protobuf."""
         out = []
-        self.parse_into(lambda offset, event: out.append((offset, event)), max_events)
-        return out
-
-    def parse_into(self, consume, max_events=None):
-        """Calls ``consume(offset, event)`` for each new event without keeping them; returns how many records
-        were read (a big file is read in batches of ``max_events`` this way with little memory)."""
-        parse = protos.Event.FromString
         offsets, records = self._records.read_columns(max_events)
         for offset, data in zip(offsets, records):
             try:
-                event = parse(data)
+                out.append((offset, protos.Event.FromString(data)))
             except DecodeError as e:
-                self.skipped += 1
-                message = f"{self.path}: the record at byte {offset} is not an Event ({e}); skipped it"
-                _log.warning(message)
-                warnings.warn(message, DataLossWarning, stacklevel=3)
+                self._skip(offset, e)
+        return out
+
+    def load_batch(self):
+        """The events of the next block of the file (up to ``RecordReader.CHUNK`` bytes) as an EventBatch:
+        plain scalar events decoded vectorized, the others to be parsed by protobuf as they are used."""
+        block = self._records.read_block()
+        scalars, slow = scalar_events.decode(block)
+        return EventBatch(self, block, scalars, slow)
+
+    def _skip(self, offset, error):
+        self.skipped += 1
+        message = f"{self.path}: the record at byte {offset} is not an Event ({error}); skipped it"
+        _log.warning(message)
+        warnings.warn(message, DataLossWarning, stacklevel=5)
+
+
+class EventBatch:
+    """One block of a file's events: ``count`` records, of which the plain scalar events are decoded in
+    ``scalars`` (``scalar_events.ScalarColumns``); ``events()`` parses the others. ``slow_ordinals`` are
+    those records' places in the block, ``scalars.ordinals`` the decoded ones'."""
+
+    def __init__(self, loader, block, scalars, slow):
+        self.count, self.scalars, self.slow_ordinals = block.count, scalars, slow[0]
+        self._loader, self._block, self._slow = loader, block, slow
+
+    def events(self):
+        """(index in ``slow_ordinals``, record offset, Event) for each of the other records, parsed as it is
+        asked for (so each is used while still in the cache); records that are not Events are skipped."""
+        parse, buf, base = protos.Event.FromString, self._block.buf, self._block.base
+        for i, (pos, length) in enumerate(zip(self._slow[1].tolist(), self._slow[2].tolist())):
+            try:
+                event = parse(buf[pos + 12:pos + 12 + length])
+            except DecodeError as e:
+                self._loader._skip(base + pos, e)
                 continue
-            consume(offset, event)
-        return len(offsets)
+            yield i, base + pos, event
 
 
 def read_events(path):

@@ -60,7 +60,15 @@ class Api:
             raise NotFound(f"no {what} tagged {params.get('tag')!r}")
         return items
 
+    LONG_POLL = 25.0
+
     def runs(self, params):
+        """Every run with its tags and point counts. With ``after`` (a generation the page has), waits up to
+        ``wait`` seconds for newer data first, so a page learns of new data as soon as it is read."""
+        after = _float(params, "after")
+        if after is not None:
+            self.logdir.wait_for_change(int(after), min(max(_float(params, "wait", 0.0), 0.0), self.LONG_POLL))
+        generation = self.logdir.generation
         out = []
         for name in sorted(self.logdir.runs):
             run = self.logdir.runs[name]
@@ -68,13 +76,15 @@ class Api:
                 tags = run.tags()
                 counts = {tag: len(series) for tag, series in run.scalars.items()}
             out.append({"name": name, "tags": tags, "scalar_counts": counts, "version": run.version})
-        return _json({"runs": out, "files": self.logdir.files(), "loads": self.logdir.loads})
+        return _json({"runs": out, "files": self.logdir.files(), "loads": self.logdir.loads,
+                      "generation": generation})
 
     def scalars(self, params):
         run = self._run(params)
         with run.lock:
             series = self._tagged(run.scalars, params, "scalars")
             steps, walls, values = series.arrays()
+            version = series.version
             first_wall = run.first_wall or 0.0
         axis = params.get("x", "step")
         if axis not in ("step", "relative", "wall"):
@@ -85,7 +95,7 @@ class Api:
         buckets = int(min(max(_float(params, "buckets", 1000), 10), 10000))
         x = steps.astype(np.float64) if axis == "step" else (walls - first_wall if axis == "relative" else walls)
         finite = np.isfinite(values)
-        smoothed = self._ema(run.name, params["tag"], values, weight)
+        smoothed = self._ema((run.name, params["tag"], weight), version, values, weight)
         if not finite.all():
             x, steps, walls, values, smoothed = (a[finite] for a in (x, steps, walls, values, smoothed))
         order = None if x.size < 2 or np.all(x[1:] >= x[:-1]) else np.argsort(x, kind="stable")
@@ -98,14 +108,14 @@ class Api:
                       "x": x[idx].tolist(), "step": steps[idx].tolist(), "wall": walls[idx].tolist(),
                       "value": values[idx].tolist(), "smoothed": smoothed[idx].tolist()})
 
-    def _ema(self, run, tag, values, weight):
-        key = (run, tag, weight)
+    def _ema(self, key, version, values, weight):
+        """The smoothed series, kept until the series changes (its ``version``)."""
         cached = self._smoothed.get(key)
-        if cached is None or cached.size != values.size:
+        if cached is None or cached[0] != version:
             if len(self._smoothed) > 256:
                 self._smoothed.clear()
-            cached = self._smoothed[key] = ema(values, weight)
-        return cached
+            cached = self._smoothed[key] = (version, ema(values, weight))
+        return cached[1]
 
     def scalars_csv(self, params):
         run = self._run(params)

@@ -18,8 +18,8 @@ def parse_args(argv=None):
                         help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 for every "
                              "network interface)")
     parser.add_argument("--port", type=int, default=6006, help="port (default 6006; 0 picks a free one)")
-    parser.add_argument("--reload-interval", type=float, default=2.0,
-                        help="seconds between reads of new data from the event files (default 2)")
+    parser.add_argument("--reload-interval", type=float, default=1.0,
+                        help="seconds between looks for new event files and new data in them (default 1)")
     parser.add_argument("--verbose", action="store_true", help="log every request")
     return parser.parse_args(argv)
 
@@ -38,15 +38,15 @@ def main(argv=None):
         print(f"tensorweave-board: cannot listen on {args.host}:{args.port}: {e.strerror}; pick another --port",
               file=sys.stderr)
         return 1
-    logdir.start()
     print(f"tensorweave-board serving {logdir.root} at {server.url} (Ctrl-C to stop)", flush=True)
+    logdir.start()  # after the message: reading a big log directory at once would hold it up
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
+        logdir.stop()  # (which also answers waiting long polls)
         server.server_close()
-        logdir.stop()
     return 0
 
 

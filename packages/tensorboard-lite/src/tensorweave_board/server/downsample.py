@@ -12,26 +12,32 @@ import numpy as np
 
 
 def ema(values, weight):
-    """Debiased EMA of ``values`` (non-finite values pass through and do not count), in vectorized chunks."""
+    """Debiased EMA of ``values`` (non-finite values pass through and do not count), vectorized over chunks."""
     y = np.asarray(values, dtype=np.float64)
     if weight <= 0 or y.size == 0:
         return y.copy()
     weight = min(weight, 0.999999)
     finite = np.isfinite(y)
     x = y[finite]
-    out = np.empty_like(x)
-    # Within a chunk s_i = w^(i+1) s_-1 + (1-w) w^i cumsum(x_k w^-k); w^-k must stay far below overflow.
-    chunk = max(1, min(1 << 16, int(300 / -math.log(weight))))
-    last = 0.0
-    for start in range(0, x.size, chunk):
-        part = x[start:start + chunk]
-        k = np.arange(part.size, dtype=np.float64)
-        powers = weight ** k
-        smoothed = weight * powers * last + (1 - weight) * powers * np.cumsum(part / powers)
-        out[start:start + part.size] = smoothed
-        last = smoothed[-1]
-    counts = np.arange(1, x.size + 1, dtype=np.float64)
-    out /= 1 - weight ** counts
+    if x.size == 0:
+        return y.copy()
+    # Within a chunk s_k = w^(k+1) s_-1 + (1-w) w^k cumsum(x_j w^-j); w^-k must stay far below overflow.
+    chunk = max(1, min(1 << 16, int(300 / -math.log(weight)), x.size))
+    rows = -(-x.size // chunk)
+    grid = np.zeros(rows * chunk)
+    grid[:x.size] = x
+    grid = grid.reshape(rows, chunk)
+    powers = weight ** np.arange(chunk, dtype=np.float64)
+    local = np.cumsum(grid / powers, axis=1)
+    local *= (1 - weight) * powers  # each chunk's EMA as if it started from 0
+    carry, last, decay = np.empty(rows), 0.0, weight ** chunk
+    for i, end in enumerate(local[:, -1].tolist()):  # the value each chunk starts from
+        carry[i] = last
+        last = decay * last + end
+    local += carry[:, None] * (weight * powers)
+    out = local.reshape(-1)[:x.size]
+    head = min(x.size, int(40 / -math.log(weight)) + 1)  # beyond, 1 - w^n rounds to exactly 1
+    out[:head] /= 1 - weight ** np.arange(1, head + 1, dtype=np.float64)
     result = y.copy()
     result[finite] = out
     return result

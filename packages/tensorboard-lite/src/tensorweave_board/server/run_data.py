@@ -1,7 +1,6 @@
 """Everything the dashboard knows about one run: every scalar point (no sampling), histograms, where the
 images, graph and run metadata are in its files (read on demand, so memory stays small), and texts."""
 
-import array
 import threading
 
 import numpy as np
@@ -10,35 +9,53 @@ from tensorweave_board.tensor_codec import tensor_proto_to_array
 
 
 class ScalarSeries:
-    """All points of one tag: steps, wall times and values in compact arrays."""
+    """All points of one tag: steps (int64), wall times and values (float64) in numpy arrays that grow by
+    doubling. ``arrays()`` hands out views of the filled part: points are only ever added past it (a
+    purge makes new arrays), so a view stays valid while more points arrive. ``version`` counts changes."""
 
-    __slots__ = ("steps", "walls", "values", "_cache")
+    __slots__ = ("_steps", "_walls", "_values", "_size", "version")
 
     def __init__(self):
-        self.steps, self.walls, self.values = array.array("q"), array.array("d"), array.array("d")
-        self._cache = None
+        self._steps, self._walls, self._values = np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+        self._size = 0
+        self.version = 0
 
     def __len__(self):
-        return len(self.steps)
+        return self._size
+
+    def _room(self, more):
+        need = self._size + more
+        if need > self._steps.size:
+            capacity = max(need, 2 * self._steps.size, 256)
+            grown = []
+            for old in (self._steps, self._walls, self._values):
+                new = np.empty(capacity, dtype=old.dtype)
+                new[:self._size] = old[:self._size]
+                grown.append(new)
+            self._steps, self._walls, self._values = grown
+        self.version += 1
+        return self._size, need
 
     def append(self, step, wall, value):
-        self.steps.append(step)
-        self.walls.append(wall)
-        self.values.append(value)
+        i, self._size = self._room(1)
+        self._steps[i], self._walls[i], self._values[i] = step, wall, value
+
+    def extend(self, steps, walls, values):
+        i, self._size = self._room(len(steps))
+        self._steps[i:self._size], self._walls[i:self._size], self._values[i:self._size] = steps, walls, values
 
     def purge_from(self, step):
-        keep = [i for i, s in enumerate(self.steps) if s < step]
-        if len(keep) != len(self.steps):
-            self.steps = array.array("q", (self.steps[i] for i in keep))
-            self.walls = array.array("d", (self.walls[i] for i in keep))
-            self.values = array.array("d", (self.values[i] for i in keep))
-            self._cache = None
+        steps, walls, values = self.arrays()
+        keep = steps < step
+        if not keep.all():
+            self._steps, self._walls, self._values = steps[keep], walls[keep], values[keep]
+            self._size = int(keep.sum())
+            self.version += 1
 
     def arrays(self):
-        """(steps, walls, values) as numpy arrays, copied once per new length."""
-        if self._cache is None or len(self._cache[0]) != len(self.steps):
-            self._cache = (np.array(self.steps, dtype=np.int64), np.array(self.walls), np.array(self.values))
-        return self._cache
+        """(steps, walls, values) of every point, as numpy views."""
+        n = self._size
+        return self._steps[:n], self._walls[:n], self._values[:n]
 
 
 class Blob:
@@ -62,8 +79,8 @@ def _histogram_from_tensor(arr):
 
 
 class RunData:
-    """Accumulates one run's events. ``add(path, offset, event)`` is called by the loader; readers use the
-    attributes under ``lock``."""
+    """Accumulates one run's events: the loader calls ``add_batch(path, batch)`` for each block it reads;
+    readers use the attributes under ``lock``."""
 
     def __init__(self, name):
         self.name = name
@@ -78,26 +95,72 @@ class RunData:
         self.first_wall = None
         self.version = 0
 
-    def consumer(self, path):
-        """``consume(offset, event)`` for ``EventFileLoader.parse_into``: plain scalar summaries, by far the
-        most common events, take a short path."""
-        scalars, add = self.scalars, self.add
-
-        def consume(offset, event):
-            if event.HasField("summary"):
-                values = event.summary.value
-                if len(values) == 1:
-                    value = values[0]
+    def add_batch(self, path, batch, hold=4096):
+        """Adds an ``EventBatch``, its decoded scalar points and its other events in file order. Takes
+        ``lock`` itself, letting readers in every ``hold`` events: what they see is always a prefix of
+        the file's data."""
+        scalars, cursor, pending = batch.scalars, 0, {}
+        stops = np.searchsorted(scalars.ordinals, batch.slow_ordinals).tolist()
+        with self.lock:
+            for n, (i, offset, event) in enumerate(batch.events(), 1):
+                if stops[i] > cursor:
+                    self._flush(pending)
+                    self._add_points(scalars, cursor, stops[i])
+                    cursor = stops[i]
+                if event.HasField("summary") and len(event.summary.value) == 1:
+                    # One simple value without metadata (add would append a point): gathered per tag.
+                    value = event.summary.value[0]
                     if value.HasField("simple_value") and not value.HasField("metadata"):
-                        series = scalars.get(value.tag)
-                        if series is not None:
-                            series.steps.append(event.step)
-                            series.walls.append(event.wall_time)
-                            series.values.append(value.simple_value)
-                            return
-            add(path, offset, event)
+                        columns = pending.get(value.tag)
+                        if columns is None:
+                            columns = pending[value.tag] = ([], [], [])
+                        columns[0].append(event.step)
+                        columns[1].append(event.wall_time)
+                        columns[2].append(value.simple_value)
+                        if self.first_wall is None and event.wall_time:
+                            self.first_wall = event.wall_time
+                        continue
+                if pending:
+                    self._flush(pending)
+                self.add(path, offset, event)
+                if n % hold == 0:
+                    self._flush(pending)
+                    self.lock.release()
+                    self.lock.acquire()
+            self._flush(pending)
+            if len(scalars) > cursor:
+                self._add_points(scalars, cursor, len(scalars))
+            if batch.count:
+                self.version += 1
 
-        return consume
+    def _flush(self, pending):
+        """Adds the points of plain scalar events parsed by protobuf, gathered per tag."""
+        for tag, columns in pending.items():
+            self._series(tag).extend(*columns)
+        pending.clear()
+
+    def _add_points(self, scalars, start, stop):
+        """Scalar points ``start:stop`` of a batch, which lie between the same two other events."""
+        walls = scalars.walls[start:stop]
+        if self.first_wall is None:
+            nonzero = np.flatnonzero(walls)
+            if nonzero.size:
+                self.first_wall = float(walls[nonzero[0]])
+        ids, steps, values = scalars.tag_ids[start:stop], scalars.steps[start:stop], scalars.values[start:stop]
+        if stop - start < 16:  # a few points between other events: one by one is quicker
+            for i, step, wall, value in zip(ids.tolist(), steps.tolist(), walls.tolist(), values.tolist()):
+                self._series(scalars.tags[i]).append(step, wall, value)
+            return
+        present = np.flatnonzero(np.bincount(ids, minlength=len(scalars.tags)))
+        for i in present.tolist():
+            mine = slice(None) if present.size == 1 else ids == i
+            self._series(scalars.tags[i]).extend(steps[mine], walls[mine], values[mine])
+
+    def _series(self, tag):
+        series = self.scalars.get(tag)
+        if series is None:
+            series = self.scalars[tag] = ScalarSeries()
+        return series
 
     def add(self, path, offset, event):
         what = event.WhichOneof("what")
@@ -122,10 +185,7 @@ class RunData:
             self.plugins[tag] = value.metadata.plugin_data.plugin_name
         kind = value.WhichOneof("value")
         if kind == "simple_value":
-            series = self.scalars.get(tag)
-            if series is None:
-                series = self.scalars[tag] = ScalarSeries()
-            series.append(step, wall, value.simple_value)
+            self._series(tag).append(step, wall, value.simple_value)
         elif kind == "histo":
             h = value.histo
             self.histograms.setdefault(tag, []).append(
@@ -146,8 +206,7 @@ class RunData:
             items = [x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x) for x in arr.reshape(-1)]
             self.texts.setdefault(tag, []).append((step, wall, "\n".join(items)))
         elif plugin == "scalars" or (plugin == "" and arr.ndim == 0 and arr.dtype.kind in "fiu"):
-            series = self.scalars.setdefault(tag, ScalarSeries())
-            series.append(step, wall, float(arr))
+            self._series(tag).append(step, wall, float(arr))
         elif plugin == "histograms":
             self.histograms.setdefault(tag, []).append((step, wall, *_histogram_from_tensor(arr)))
         elif plugin == "images" and arr.dtype == object and arr.size >= 2:

@@ -61,7 +61,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Encoding", "gzip")
         self.end_headers()
         if self.command != "HEAD":
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):  # the page went away (e.g. during a long poll)
+                self.close_connection = True
 
     def _error(self, status, message):
         self._send(status, "application/json", json.dumps({"error": message}).encode())

@@ -1,5 +1,5 @@
-// The dashboard: runs in the sidebar, one view per tab, and a poll of /api/runs that refreshes whatever
-// gained data, so a run being written shows its new points within seconds.
+// The dashboard: runs in the sidebar, one view per tab, and a long poll of /api/runs that refreshes whatever
+// gained data as soon as the server has read it, so a run being written shows its new points within a second.
 
 import { LineChart } from "./chart.js";
 import { GraphView } from "./graph.js";
@@ -69,9 +69,15 @@ function renderProblems(files) {
   $("problems").replaceChildren(...bad.map((f) => { const li = document.createElement("li"); li.textContent = f.error; return li; }));
 }
 
+// Long polling: the server answers as soon as it has read new data (or after 20 s with nothing new). The
+// first request waits for generation 1, the end of the server's first reading (or 1 s of it, for a big
+// log directory), so a page opened at start-up draws whole charts rather than the first block of a file.
+let generation = 0;
+
 async function poll() {
   try {
-    const data = await getJSON("/api/runs");
+    const data = await getJSON(`/api/runs?after=${generation}&wait=20`);
+    generation = data.generation;
     const changed = data.runs.length !== state.runs.length || data.runs.some((r) => state.versions.get(r.name) !== r.version);
     for (const r of data.runs) {
       if (!state.known.has(r.name)) { state.known.add(r.name); state.selected.add(r.name); }
@@ -83,9 +89,16 @@ async function poll() {
     const points = data.runs.reduce((a, r) => a + Object.values(r.scalar_counts).reduce((x, y) => x + y, 0), 0);
     $("status").textContent = `${data.runs.length} run${data.runs.length === 1 ? "" : "s"} · ${points.toLocaleString()} scalar points`;
     if (changed) { await refresh(false); }
+    return true;
   } catch (e) {
     $("status").textContent = `server unreachable: ${e.message}`;
+    return false;
   }
+}
+
+async function pollForever() {
+  const ok = await poll();
+  setTimeout(pollForever, ok ? 0 : 3000);
 }
 
 // ---- scalars -------------------------------------------------------------------------------------
@@ -357,4 +370,4 @@ $("timeline-run").addEventListener("change", () => refreshTimeline(true));
 $("timeline-tag").addEventListener("change", () => refreshTimeline(true));
 window.addEventListener("resize", () => { for (const [, e] of state.cards) { e.chart.draw(); } });
 
-poll().then(() => setInterval(poll, 3000));
+pollForever();
