@@ -162,6 +162,16 @@ def test_planning_is_off_with_its_switch_and_at_opt_level_l0():
             assert "_offer" not in _executor(s).source
 
 
+def test_outputs_known_to_be_small_get_no_offers():
+    x = tf.placeholder(tf.float32, [16])
+    wide = tf.placeholder(tf.float32, [None, 16])
+    with tf.Session(config=PLANNED) as s:
+        s.run(tf.reduce_sum(tf.tanh(x * 2.0) + 1.0), {x: np.ones(16, np.float32)})
+        assert "_offer" not in _executor(s).source
+        s.run(tf.reduce_sum(tf.tanh(wide * 2.0) + 1.0), {wide: np.ones((2, 16), np.float32)})
+        assert "_offer" in _executor(s).source  # the batch size is unknown until it runs
+
+
 def test_offers_count_references_as_the_executor_holds_them():
     slot = memory_plan.BufferSlot(capacity=2)
 

@@ -16,6 +16,7 @@ import sys
 import numpy as np
 
 _BORROWED = frozenset(("_Arg", "Const", "_Recv"))  # values that belong to the caller, the graph or a transfer
+SMALL_BYTES = 4 << 10  # outputs known to be smaller get no offers (numpy caches small allocations itself)
 KEEP_MIN_BYTES = 1 << 20  # smaller ones come as fast, and cache-warm, from numpy's and malloc's free lists
 
 
@@ -112,7 +113,18 @@ class MemoryPlan:
 def _takes_out(node, kernel_def, compute):
     args = node.op_def.output_args
     return (getattr(compute, "accepts_out", False) and not kernel_def.context and len(args) == 1
-            and not args[0].is_list)
+            and not args[0].is_list and not _small(node))
+
+
+def _small(node):
+    """An output whose static shape says it is under SMALL_BYTES: an offer would cost more than it saves."""
+    dims = node.output_shapes[0].as_tuple() if node.output_shapes[0] is not None else None
+    if dims is None or None in dims:
+        return False
+    size = node.output_dtypes[0].size
+    for d in dims:
+        size *= d
+    return size < SMALL_BYTES
 
 
 def _may_write_over(src, slot, node):
