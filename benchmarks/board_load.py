@@ -52,6 +52,51 @@ def write_big_run(run_dir, points):
     return time.perf_counter() - start, values
 
 
+def other_shapes(folder, rounds):
+    """Ingest CPU seconds (median of ``rounds``) of files shaped otherwise: tags interleaved, scalars broken up
+    by histograms, and histograms only (no run of equal records to vectorize)."""
+    from tensorweave_board import protos
+    from tensorweave_board.record_io import RecordWriter
+    from tensorweave_board.server.logdir import Logdir
+    rng = np.random.default_rng(1)
+
+    def scalar(step, tag):
+        event = protos.Event(wall_time=1.7e9 + step, step=step)
+        event.summary.value.add(tag=tag, simple_value=float(step))
+        return event
+
+    def histogram(step):
+        event = protos.Event(wall_time=1.7e9 + step, step=step)
+        size = int(rng.integers(5, 60))
+        event.summary.value.add(tag="w", histo=protos.HistogramProto(min=0, max=1, num=size, bucket_limit=range(
+            size), bucket=[1.0] * size))
+        return event
+
+    shapes = {
+        "300,000 points, three tags interleaved": (
+            scalar(s, t) for s in range(100_000) for t in ("loss", "accuracy", "learning_rate")),
+        "110,000 points and 1,000 histograms": (
+            e for s in range(100_000) for e in [scalar(s, "loss")] + [scalar(s, "eval/acc")] * (s % 10 == 0)
+            + [histogram(s)] * (s % 100 == 0)),
+        "30,000 histograms of random sizes": (histogram(s) for s in range(30_000)),
+    }
+    out = {}
+    for i, (name, events) in enumerate(shapes.items()):
+        run = os.path.join(folder, f"shape{i}")
+        os.makedirs(run)
+        with open(os.path.join(run, "events.out.tfevents.0000000000.bench"), "wb") as f:
+            writer = RecordWriter(f)
+            for event in events:
+                writer.write(event.SerializeToString())
+        times = []
+        for _ in range(rounds):
+            start = time.process_time()
+            Logdir(run).reload()
+            times.append(time.process_time() - start)
+        out[name] = statistics.median(times)
+    return out
+
+
 def file_writer_rate(folder, count=50_000):
     """Events per second through FileWriter.add_summary (serialize, queue, background write)."""
     from tensorweave_board import FileWriter, protos
@@ -178,6 +223,7 @@ def main(argv=None):
             assert np.array_equal(steps, np.arange(args.points)) and np.array_equal(stored, values.astype(np.float32))
         report["ingest_seconds"] = statistics.median(ingest)
         report["ingest_cpu_seconds"] = statistics.median(ingest_cpu)  # this process's CPU: less noisy when shared
+        report["other_shapes_ingest_cpu_seconds"] = other_shapes(os.path.join(folder, "shapes"), args.rounds)
         server = BoardServer(logdir, "127.0.0.1", 0)
         server.start()
         base = f"{server.url}api/scalars?run=big&tag=loss&buckets=1000"
@@ -206,6 +252,8 @@ def main(argv=None):
     print(f"FileWriter.add_summary throughput:        {report['file_writer_events_per_second']:,.0f} events/s")
     print(f"server reads it all (ingest):             {report['ingest_seconds']:.2f} s (median of {args.rounds}; "
           f"CPU {report['ingest_cpu_seconds']:.2f} s), +{report['ingest_rss_mb']:.0f} MB resident")
+    for name, seconds in report["other_shapes_ingest_cpu_seconds"].items():
+        print(f"  ingest CPU, {name + ':':40} {seconds:.3f} s")
     print(f"first chart request (EMA over all points): {report['api_first_request_seconds'] * 1000:.0f} ms, "
           f"{report['api_points_sent']:,} points sent")
     for name in ("full", "zoomed", "relative_axis"):
