@@ -29,6 +29,7 @@ from tensorweave_distributed.world import init
 _log = logging.getLogger("tensorweave_distributed")
 RUN, DONE = "tw.server.run", "tw.server.done"
 PREFIX, SERVED = "mpi://server/", "mpi://served/"
+PS_DONE = "__ps_step_done__"  # the rendezvous key of a ps task's "my partitions of this step ran"
 _server = None
 _sessions = itertools.count()
 
@@ -72,7 +73,7 @@ class MpiServer:
         self.device_mgr = self._device_mgr(self.job, self.task)
         self.ps_ranks = [r for r in self.layout.jobs.get("ps", []) if r != self.world.rank]
         self.workers = {r for job, ranks in self.layout.jobs.items() if job != "ps" for r in ranks}
-        self._served = {}
+        self._served, self._graphs = {}, {}
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="tensorweave-ps")
         self._ended, self._finished = set(), threading.Event()
@@ -93,12 +94,18 @@ class MpiServer:
         self.world.on_failure(self._on_failure)
         if self.world.rank in self.workers:
             atexit.register(self._say_done)
+        from tensorweave_distributed import eager  # every rank's server listens before any worker posts
+        eager.allreduce(np.zeros(1, np.float32), "tw.server.start")
 
     def join(self):
         """Serves until every worker process ended; raises the job's failure if it failed."""
         if self.world.rank in self.workers and not self.ps_ranks and not self.layout.jobs.get("ps"):
             return
         self._finished.wait()
+        with self._lock:  # steps still blocked here (a queue no worker will feed again) are cancelled
+            served, self._served = list(self._served.values()), {}
+        for session, _, _ in served:
+            session.close()
         if self._failure is not None:
             raise self._failure
 
@@ -119,6 +126,9 @@ class MpiServer:
         self._finished.set()
 
     def _on_run(self, source, request):
+        if request["graph"] is not None:  # in message order, so a later step never misses its graph
+            with self._lock:
+                self._graphs[(source, request["session"])] = (request["version"], request["graph"])
         self._pool.submit(self._serve, source, request)
 
     def _serve(self, source, request):
@@ -129,6 +139,7 @@ class MpiServer:
             fetches = [graph.as_graph_element(n) for n in request["fetches"] + request["targets"]]
             _step_key.key = request["key"]
             session.run(fetches, feeds)
+            self.world.transport.send(source, request["key"], PS_DONE, np.zeros(0, np.int8))  # RunGraph's reply
         except Exception as error:  # the failed partition aborts the step, so the worker hears of it too
             _log.error("ps rank %d: a step of worker rank %d failed: %s", self.world.rank, source, error)
             self.world.transport.abort_step(request["key"], tf.errors.AbortedError(
@@ -140,21 +151,21 @@ class MpiServer:
         name = (source, request["session"])
         with self._lock:
             entry = self._served.get(name)
-            if request.get("graph") is not None and (entry is None or entry[2] < request["version"]):
+            version, graph_bytes = self._graphs.get(name, (None, None))
+            if graph_bytes is not None and (entry is None or entry[2] < version):
                 graph = tf.Graph()
                 with graph.as_default():
-                    tf.import_graph_def(GraphDef.FromString(request["graph"]), name="")
+                    tf.import_graph_def(GraphDef.FromString(graph_bytes), name="")
                 mgr = self._device_mgr(*self.layout.task_of(source))
                 mgr.devices = self.device_mgr.devices  # every served session shares this task's variables
                 for device in self.device_mgr.devices:
                     mgr._by_name[device.name] = device
                     mgr._by_name[f"/device:{device.device_type}:{device.index}"] = device
-                target = f"{SERVED}{source}/{request['session']}/{request['version']}"
+                target = f"{SERVED}{source}/{request['session']}/{version}"
                 _served_mgrs[target] = mgr
                 if entry is not None:
                     entry[0].close()
-                entry = self._served[name] = (tf.Session(target, graph=graph, config=self.config), graph,
-                                              request["version"])
+                entry = self._served[name] = (tf.Session(target, graph=graph, config=self.config), graph, version)
             if entry is None:
                 raise RuntimeError(f"worker rank {source} ran a step before sending its graph")
             return entry[0], entry[1]
@@ -198,7 +209,50 @@ class ClientMaster:
                    "version": version, "graph": graph.as_graph_def().SerializeToString() if send_graph else None}
         for rank in self.server.ps_ranks:
             self.server.world.control.post(rank, RUN, request)
-        return MpiRendezvous(self.server.world.transport, key, self.device_mgr.rank_of_device)
+        if not getattr(plan, "_waits_for_ps", False):
+            _wait_for_ps_after(plan)
+        return _ClientRendezvous(self.server.world.transport, key, self.device_mgr.rank_of_device,
+                                 self.server.ps_ranks)
+
+
+def _wait_for_ps_after(plan):
+    """A worker's step ends when its partitions and every ps task's partitions of it have run."""
+    run = plan.run
+
+    def run_then_wait(step, *args, **kwargs):
+        result = run(step, *args, **kwargs)
+        step.rendezvous.wait_for_ps()
+        return result
+
+    plan.run = run_then_wait
+    plan._waits_for_ps = True
+
+
+class _ClientRendezvous(MpiRendezvous):
+    def __init__(self, transport, step, rank_of_device, ps_ranks):
+        super().__init__(transport, step, rank_of_device)
+        self._ps_ranks = ps_ranks
+
+    def wait_for_ps(self):
+        pending, done, failures = len(self._ps_ranks), threading.Event(), []
+        lock = threading.Lock()
+
+        def replied(error, value, is_dead):
+            nonlocal pending
+            with lock:
+                if error is not None:
+                    failures.append(error)
+                pending -= 1
+                if pending == 0:
+                    done.set()
+
+        if not pending:
+            return
+        for rank in self._ps_ranks:
+            self._transport.recv(rank, self.step, PS_DONE, replied)
+        done.wait()
+        if failures:
+            raise failures[0]
 
 
 class ServedMaster:

@@ -82,8 +82,7 @@ class SyncReplicasOptimizer(Optimizer):
                                                     shapes=[[], var.shape],
                                                     shared_name=f"{var.op.name}/sync_grad_queue",
                                                     name="sync_grad_queue")
-                pushes.append(queue.enqueue([self._local_step.read_value(), grad]))
-                with graph.colocate_with(var):
+                    pushes.append(queue.enqueue([self._local_step.read_value(), grad]))  # runs by the queue
                     aggregated.append((self._take_fresh(queue, var, global_step, step_dtype), var))
             with graph.colocate_with(global_step):
                 self._sync_token_queue = data_flow_ops.FIFOQueue(-1, [step_dtype], shapes=[[]],
@@ -95,7 +94,7 @@ class SyncReplicasOptimizer(Optimizer):
                     tokens = array_ops.fill([self._tokens_per_step], global_step.read_value())
                     sync_op = self._sync_token_queue.enqueue_many((tokens,))
             self._chief_queue_runner = QueueRunner(dummy_queue, [sync_op])
-            with graph.control_dependencies(pushes):
+            with graph.control_dependencies(pushes), graph.colocate_with(global_step):
                 token = self._sync_token_queue.dequeue()
             train_op = state_ops.assign(self._local_step, token, name="train_op")
         self._gradients_applied = True

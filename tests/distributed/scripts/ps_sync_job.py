@@ -1,0 +1,60 @@
+"""1 ps + 2 workers with tf.train.SyncReplicasOptimizer(replicas_to_aggregate=2, total_num_replicas=2):
+gradient queues and variables on the ps, the chief worker's queue runner applies the mean of both
+workers' gradients once per step, so the global step counts steps, not pushes."""
+
+import time
+
+import numpy as np
+from mpi_common import start
+
+import tensorweave as tf
+
+rank, size = start(heartbeat_timeout=30)
+assert size == 3, "this job needs 3 ranks"
+cluster = tf.train.ClusterSpec.from_mpi(num_ps=1)
+job, task = ("ps", 0) if rank == 0 else ("worker", rank - 1)
+server = tf.train.Server(cluster, job_name=job, task_index=task)
+TARGET = 20  # global steps
+
+if job == "ps":
+    server.join()
+    print("ps joined: both workers ended", flush=True)
+else:
+    rng = np.random.RandomState(task)
+    true_w = np.array([[2.0], [-3.0], [0.5]], np.float32)
+    with tf.device(tf.train.replica_device_setter(cluster=cluster, worker_device=f"/job:worker/task:{task}")):
+        w = tf.get_variable("w", shape=[3, 1], initializer=tf.zeros_initializer())
+        step = tf.train.get_or_create_global_step()
+        x = tf.placeholder(tf.float32, [None, 3])
+        y = tf.placeholder(tf.float32, [None, 1])
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+        opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.2), replicas_to_aggregate=2,
+                                             total_num_replicas=2)
+        train = opt.minimize(loss, global_step=step)
+    assert opt._local_step.op.device == f"/job:worker/task:{task}", opt._local_step.op.device
+    with tf.Session(server.target) as sess:
+        coord = tf.train.Coordinator()
+        if task == 0:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            sess.run(opt.local_step_init_op)
+            sess.run(opt.get_init_tokens_op())
+            threads = opt.get_chief_queue_runner().create_threads(sess, coord=coord, daemon=True, start=True)
+        else:
+            deadline = time.time() + 30
+            while not sess.run(tf.is_variable_initialized(step)):
+                assert time.time() < deadline, "the chief never initialized the variables on the ps"
+                time.sleep(0.05)
+            sess.run(tf.local_variables_initializer())
+            sess.run(opt.local_step_init_op)
+        losses, pushes = [], 0
+        while sess.run(step) < TARGET:
+            xs = rng.randn(16, 3).astype(np.float32)
+            _, l = sess.run([train, loss], {x: xs, y: xs @ true_w})
+            losses.append(l)
+            pushes += 1
+        total, final_w = sess.run([step, w])
+        coord.request_stop()
+    assert losses[-1] < 0.1 * losses[0], losses
+    assert total == TARGET, total  # the chief stops applying once no worker pushes: no step past the target
+    print(f"worker {task}: loss {losses[0]:.3f} -> {losses[-1]:.5f}, global step {total}, pushes {pushes}, "
+          f"w {np.round(final_w.ravel(), 5).tolist()}, sync ok", flush=True)
