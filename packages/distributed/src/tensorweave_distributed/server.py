@@ -141,7 +141,8 @@ class MpiServer:
             session.run(fetches, feeds)
             self.world.transport.send(source, request["key"], PS_DONE, np.zeros(0, np.int8))  # RunGraph's reply
         except Exception as error:  # the failed partition aborts the step, so the worker hears of it too
-            _log.error("ps rank %d: a step of worker rank %d failed: %s", self.world.rank, source, error)
+            log = _log.debug if self._finished.is_set() else _log.error  # cancelled by join(): expected
+            log("ps rank %d: a step of worker rank %d failed: %s", self.world.rank, source, error)
             self.world.transport.abort_step(request["key"], tf.errors.AbortedError(
                 None, None, f"the ps task on rank {self.world.rank} failed the step: {error}"))
         finally:
