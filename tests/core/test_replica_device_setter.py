@@ -103,3 +103,15 @@ def test_bad_arguments_are_named():
         with tf.device(tf.train.replica_device_setter(ps_tasks=2, ps_strategy=strategy)):
             with pytest.raises(ValueError, match="fully defined shape"):
                 tf.Variable(tf.placeholder_with_default([1.0], [None]), validate_shape=False, name="dyn")
+
+
+def test_embedding_lookup_gathers_on_each_shard_and_gradients_stay_sparse():
+    with tf.Graph().as_default() as graph:
+        with tf.device(tf.train.replica_device_setter(ps_tasks=3)):
+            emb = tf.get_variable("emb", shape=[12, 2], partitioner=tf.fixed_size_partitioner(3))
+            rows = tf.nn.embedding_lookup(emb, tf.constant([0, 5, 11]))
+            grads = tf.train.GradientDescentOptimizer(1.0).compute_gradients(tf.reduce_sum(rows))
+        gathers = sorted(op.device for op in graph.get_operations()
+                         if op.type in ("Gather", "GatherV2", "ResourceGather") and op.name.startswith("embedding"))
+        assert gathers == ["/job:ps/task:0", "/job:ps/task:1", "/job:ps/task:2"]  # each shard gathers its rows
+        assert len(grads) == 3 and all(isinstance(g, tf.IndexedSlices) for g, _ in grads)
