@@ -1,7 +1,9 @@
-"""1 ps + 2 workers with tf.train.SyncReplicasOptimizer(replicas_to_aggregate=2, total_num_replicas=2):
+"""1 ps + 2 workers with tf.train.SyncReplicasOptimizer(replicas_to_aggregate=argv[1] (default 2),
+total_num_replicas=2):
 gradient queues and variables on the ps, the chief worker's queue runner applies the mean of both
 workers' gradients once per step, so the global step counts steps, not pushes."""
 
+import sys
 import time
 
 import numpy as np
@@ -15,6 +17,7 @@ cluster = tf.train.ClusterSpec.from_mpi(num_ps=1)
 job, task = ("ps", 0) if rank == 0 else ("worker", rank - 1)
 server = tf.train.Server(cluster, job_name=job, task_index=task)
 TARGET = 20  # global steps
+AGGREGATE = int(sys.argv[1]) if len(sys.argv) > 1 else 2  # 1: one backup worker
 
 if job == "ps":
     server.join()
@@ -28,7 +31,7 @@ else:
         x = tf.placeholder(tf.float32, [None, 3])
         y = tf.placeholder(tf.float32, [None, 1])
         loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
-        opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.2), replicas_to_aggregate=2,
+        opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.2), replicas_to_aggregate=AGGREGATE,
                                              total_num_replicas=2)
         train = opt.minimize(loss, global_step=step)
     assert opt._local_step.op.device == f"/job:worker/task:{task}", opt._local_step.op.device
@@ -53,8 +56,11 @@ else:
             losses.append(l)
             pushes += 1
         total, final_w = sess.run([step, w])
+        xs = rng.randn(64, 3).astype(np.float32)
+        final_loss = sess.run(loss, {x: xs, y: xs @ true_w})
         coord.request_stop()
-    assert losses[-1] < 0.1 * losses[0], losses
+    # a late worker may have pushed only a few times: judge the shared model, not this worker's own losses
+    assert final_loss < 0.01, (final_loss, losses)
     assert total == TARGET, total  # the chief stops applying once no worker pushes: no step past the target
-    print(f"worker {task}: loss {losses[0]:.3f} -> {losses[-1]:.5f}, global step {total}, pushes {pushes}, "
+    print(f"worker {task}: loss {losses[0]:.3f} -> {final_loss:.5f}, global step {total}, pushes {pushes}, "
           f"w {np.round(final_w.ravel(), 5).tolist()}, sync ok", flush=True)
