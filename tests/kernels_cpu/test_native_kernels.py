@@ -371,6 +371,24 @@ def test_sparse_update_refuses_ids_out_of_range():
         mine(handle, np.float32(0.5), np.ones((1, 2), np.float32), np.array([-1], np.int32))
 
 
+@needs_native
+def test_kernels_split_across_threads_give_the_same_values():
+    """Forced onto several threads (at this size they run on one), the kernels still match numpy."""
+    before = native.native.parallel_work(1)
+    try:
+        test_conv2d_and_both_backprops_match_numpy(*CONV_CASES[0], "NHWC", np.float32)
+        test_pooling_and_gradients_match_numpy(*POOL_CASES[1], "NCHW", np.float64)
+        test_bias_add_and_its_gradient_match_numpy((64, 256), "NHWC", np.float32)
+        test_bias_add_and_its_gradient_match_numpy((4, 5, 6, 7), "NCHW", np.float64)
+        test_sigmoid_and_the_output_gradients_match_numpy(np.float32)
+        test_softmax_cross_entropies_match_numpy(np.float64)
+        for name in ("Adam", "CenteredRMSProp", "Nesterov"):
+            for sparse in (False, True):
+                test_optimizer_updates_match_numpy_bit_for_bit(name, np.float32, sparse)
+    finally:
+        native.native.parallel_work(before)
+
+
 # ---- a whole training step through the graph, and the numpy fallback -----------------------------------------------
 _STEP = """
 import numpy as np, tensorweave as tf

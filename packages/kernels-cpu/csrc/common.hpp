@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,10 +18,11 @@ namespace tw {
 
 namespace py = pybind11;
 
-// Below this many element-operations a loop runs on the calling thread. Waking a second thread costs
-// tens of microseconds, and these loops are mostly memory-bound: on 2 cores shared with numpy's BLAS
-// threads, only the largest kernels gain from a second thread.
-constexpr int64_t kParallelWork = 1 << 21;
+// Below this many element-operations a loop runs on the calling thread. These loops are memory-bound: a
+// second thread gained at most 1.2x on the CNN's im2col (2 cores), and when another process holds the other
+// core, a parallel region waits for its descheduled half (step medians up to 3x worse under load). Only the
+// largest loops (a whole embedding table's Adam update) are worth it.
+inline std::atomic<int64_t> parallel_work{int64_t{1} << 24};  // tests lower it to cover the parallel paths
 
 inline int max_threads() {
 #ifdef TW_OPENMP
@@ -35,7 +37,7 @@ template <class F>
 void parallel_range(int64_t n, int64_t cost, F&& f) {
 #ifdef TW_OPENMP
     int threads = max_threads();
-    if (threads > 1 && n > 1 && n * std::max<int64_t>(cost, 1) >= kParallelWork) {
+    if (threads > 1 && n > 1 && n * std::max<int64_t>(cost, 1) >= parallel_work.load(std::memory_order_relaxed)) {
         threads = static_cast<int>(std::min<int64_t>(threads, n));
 #pragma omp parallel num_threads(threads)
         {

@@ -1,6 +1,8 @@
 // tensorweave_cpu._native: the C++ kernels of the CPU package; kernels/native.py registers them.
 #include "common.hpp"
 
+namespace py = pybind11;
+
 namespace tw {
 void register_activations(py::module_& m);
 void register_bias(py::module_& m);
@@ -19,6 +21,12 @@ PYBIND11_MODULE(_native, m) {
     m.attr("openmp") = false;
 #endif
     m.def("threads", &tw::max_threads, "Threads a parallel kernel uses (OpenMP's maximum, 1 without OpenMP).");
+    m.def("parallel_work", [](py::object work) {
+        const int64_t before = tw::parallel_work.load();
+        if (!work.is_none()) tw::parallel_work.store(work.cast<int64_t>());
+        return before;
+    }, py::arg("work") = py::none(),
+       "The element-operations from which a loop runs on several threads; sets it when given, returns the old value.");
     tw::register_activations(m);
     tw::register_bias(m);
     tw::register_conv(m);
