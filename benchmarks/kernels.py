@@ -60,23 +60,23 @@ def _cases(rng):
     gd = dict(T=tf.float32, use_locking=False, Tindices=tf.int32)
     adam_scalars = [np.asarray(v, F32) for v in (0.9, 0.999, 0.001, 0.9, 0.999, 1e-8)]
     return [
-        ("Conv2D 32x14x14x32 * 5x5x64", "Conv2D", conv, lambda: (x2, w2)),
-        ("Conv2DBackpropInput (same)", "Conv2DBackpropInput", conv, lambda: (np.array(x2.shape), w2, dy2)),
-        ("Conv2DBackpropFilter (same)", "Conv2DBackpropFilter", conv, lambda: (x2, np.array(w2.shape), dy2)),
+        ("Conv2D 32x14x14x32*5x5x64", "Conv2D", conv, lambda: (x2, w2)),
+        ("Conv2DBackpropInput same", "Conv2DBackpropInput", conv, lambda: (np.array(x2.shape), w2, dy2)),
+        ("Conv2DBackpropFilter same", "Conv2DBackpropFilter", conv, lambda: (x2, np.array(w2.shape), dy2)),
         ("MaxPool 32x28x28x32 2x2", "MaxPool", pool, lambda: (c1,)),
         ("MaxPoolGrad (same)", "MaxPoolGrad", pool, lambda: (c1, pooled, pooled)),
         ("ReluGrad 32x28x28x32", "ReluGrad", dict(T=tf.float32), lambda: (c1, c1)),
         ("BiasAdd 32x28x28x32", "BiasAdd", dict(T=tf.float32, data_format="NHWC"), lambda: (c1, arr(32))),
         ("BiasAddGrad (same)", "BiasAddGrad", dict(T=tf.float32, data_format="NHWC"), lambda: (c1,)),
         ("Sigmoid 32x512", "Sigmoid", dict(T=tf.float32), lambda: (arr(32, 512),)),
-        ("SparseSoftmaxXent 512x10", "SparseSoftmaxCrossEntropyWithLogits",
+        ("SparseXent 512x10", "SparseSoftmaxCrossEntropyWithLogits",
          dict(T=tf.float32, Tlabels=tf.int32), lambda: (logits, labels)),
-        ("ApplyGradientDescent 784x256", "ResourceApplyGradientDescent", gd,
+        ("ApplyGD 784x256", "ResourceApplyGradientDescent", gd,
          lambda: (_variable(arr(784, 256)), np.asarray(0.01, F32), arr(784, 256))),
         ("ApplyAdam 784x256", "ResourceApplyAdam", gd,
          lambda: (*(_variable(a) for a in (arr(784, 256), arr(784, 256) ** 2, arr(784, 256) ** 2)),
                   *adam_scalars, arr(784, 256))),
-        ("SparseApplyGD 100kx64, 1024 ids", "ResourceSparseApplyGradientDescent", gd,
+        ("SparseApplyGD 100kx64 [1024]", "ResourceSparseApplyGradientDescent", gd,
          lambda: (_variable(table), np.asarray(0.01, F32), rows, ids)),
     ]
 
