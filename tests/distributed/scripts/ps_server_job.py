@@ -46,11 +46,15 @@ else:
             losses.append(l)
             seen_steps.append(s)
         final_w = sess.run(w)
+        deadline = time.time() + 60  # the other worker may start late: wait for its updates to reach the ps
+        while sess.run(step) < 80:
+            assert time.time() < deadline, f"the global step stayed at {sess.run(step)}: updates were not shared"
+            time.sleep(0.02)
         total = sess.run(step)
         xs = rng.randn(64, 3).astype(np.float32)
         final_loss = sess.run(loss, {x: xs, y: xs @ true_w + 1.0})
     assert final_loss < 0.05 * max(losses), (final_loss, losses)
-    # the global step counts both workers' updates: this worker alone made 40 of them
-    assert total > 40, (total, seen_steps)
+    # the global step counts both workers' updates exactly: 40 each, applied to the one variable on the ps
+    assert total == 80, (total, seen_steps)
     assert np.abs(final_w - true_w).max() < 0.5, final_w
     print(f"worker {task}: loss {losses[0]:.3f} -> {losses[-1]:.4f}, global step {total}, shared ok", flush=True)
