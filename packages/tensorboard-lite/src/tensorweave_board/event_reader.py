@@ -7,7 +7,7 @@ import warnings
 from google.protobuf.message import DecodeError
 
 from tensorweave_board import protos, scalar_events
-from tensorweave_board.record_io import DataLossWarning, RecordReader
+from tensorweave_board.record_io import DataLossWarning, RecordReader, warn_if_incomplete
 
 _log = logging.getLogger("tensorweave_board")
 
@@ -96,9 +96,5 @@ def read_events(path):
     a corrupted record, and returns the events before it."""
     loader = EventFileLoader(path)
     events = [event for _, event in loader.load()]
-    if loader.state == "incomplete":
-        message = (f"{path} ends inside a record at byte {loader.offset} (its writer crashed or is still "
-                   f"writing); read the {len(events)} complete events before it")
-        _log.warning(message)
-        warnings.warn(message, DataLossWarning, stacklevel=2)
+    warn_if_incomplete(path, loader, len(events), "events")
     return events

@@ -142,13 +142,18 @@ def read_record_at(path, offset, verify=True):
         return data
 
 
+def warn_if_incomplete(path, reader, count, what):
+    """Warns (DataLossWarning) when a finished file's ``reader`` stopped inside a record."""
+    if reader.state == "incomplete":
+        message = (f"{path} ends inside a record at byte {reader.offset} (its writer crashed or is still "
+                   f"writing); read the {count} complete {what} before it")
+        _log.warning(message)
+        warnings.warn(message, DataLossWarning, stacklevel=3)
+
+
 def read_records(path):
     """Every complete, intact record of a finished file; warns about an incomplete tail or corruption."""
     reader = RecordReader(path)
     records = [data for _, data in reader.read()]
-    if reader.state == "incomplete":
-        message = (f"{path} ends inside a record at byte {reader.offset} (its writer crashed or is still "
-                   f"writing); read the {len(records)} complete records before it")
-        _log.warning(message)
-        warnings.warn(message, DataLossWarning, stacklevel=2)
+    warn_if_incomplete(path, reader, len(records), "records")
     return records
