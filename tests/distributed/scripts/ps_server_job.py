@@ -4,16 +4,12 @@ asynchronously through tf.Session(server.target) and the ps server.join()s until
 import time
 
 import numpy as np
-from mpi_common import start
+from mpi_common import start_ps_cluster
 
 import tensorweave as tf
 
-rank, size = start(heartbeat_timeout=30)
-assert size == 3, "this job needs 3 ranks"
-cluster = tf.train.ClusterSpec.from_mpi(num_ps=1)
+cluster, job, task, server = start_ps_cluster(heartbeat_timeout=30)
 assert cluster.as_dict() == {"ps": ["mpi:rank0"], "worker": ["mpi:rank1", "mpi:rank2"]}, cluster
-job, task = ("ps", 0) if rank == 0 else ("worker", rank - 1)
-server = tf.train.Server(cluster, job_name=job, task_index=task)
 assert server.target.startswith("mpi://"), server.target
 
 if job == "ps":

@@ -7,15 +7,11 @@ import sys
 import time
 
 import numpy as np
-from mpi_common import start
+from mpi_common import start_ps_cluster
 
 import tensorweave as tf
 
-rank, size = start(heartbeat_timeout=30)
-assert size == 3, "this job needs 3 ranks"
-cluster = tf.train.ClusterSpec.from_mpi(num_ps=1)
-job, task = ("ps", 0) if rank == 0 else ("worker", rank - 1)
-server = tf.train.Server(cluster, job_name=job, task_index=task)
+cluster, job, task, server = start_ps_cluster(heartbeat_timeout=30)
 TARGET = 20  # global steps
 AGGREGATE = int(sys.argv[1]) if len(sys.argv) > 1 else 2  # 1: one backup worker
 
