@@ -7,10 +7,15 @@ an earlier step are dropped), applies their mean with the wrapped optimizer, and
 replica (the new global step) in the token queue, which releases the workers for the next step. With
 ``total_num_replicas`` > ``replicas_to_aggregate`` the slowest workers' gradients arrive stale and are
 dropped, so a straggler does not hold the step.
+
+IndexedSlices gradients (an embedding's) stay sparse end to end, as TF1's SparseConditionalAccumulator
+kept them: a push is ``(local_step, indices, values)``, the chief concatenates the fresh pushes' rows and
+applies ``IndexedSlices(values / m, indices)`` through the wrapped optimizer's sparse path (duplicate rows
+summed), so only touched rows travel and change, whatever the table's size.
 """
 
 from tensorweave import dtypes
-from tensorweave.framework import graph as graph_mod
+from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.ops import array_ops, control_flow_ops, data_flow_ops, math_ops, state_ops, variables
 from tensorweave.train.optimizer import Optimizer
@@ -75,15 +80,11 @@ class SyncReplicasOptimizer(Optimizer):
         with graph.name_scope(name or self._name):
             pushes, aggregated = [], []
             for grad, var in grads_and_vars:
-                if isinstance(grad, IndexedSlices):
-                    grad = math_ops.unsorted_segment_sum(grad.values, grad.indices, grad.dense_shape[0])
-                with graph.colocate_with(var):
-                    queue = data_flow_ops.FIFOQueue(_QUEUE_CAPACITY, [step_dtype, var.dtype.base_dtype],
-                                                    shapes=[[], var.shape],
-                                                    shared_name=f"{var.op.name}/sync_grad_queue",
-                                                    name="sync_grad_queue")
-                    pushes.append(queue.enqueue([self._local_step.read_value(), grad]))  # runs by the queue
-                    aggregated.append((self._take_fresh(queue, var, global_step, step_dtype), var))
+                with graph.colocate_with(var):  # the queue and the aggregation live on the variable's ps
+                    aggregate = self._aggregate_sparse if isinstance(grad, IndexedSlices) else self._aggregate_dense
+                    push, mean = aggregate(grad, var, global_step, step_dtype)
+                pushes.append(push)
+                aggregated.append((mean, var))
             with graph.colocate_with(global_step):
                 self._sync_token_queue = data_flow_ops.FIFOQueue(-1, [step_dtype], shapes=[[]],
                                                                  shared_name="sync_token_q", name="sync_token_q")
@@ -100,23 +101,66 @@ class SyncReplicasOptimizer(Optimizer):
         self._gradients_applied = True
         return train_op
 
-    def _take_fresh(self, queue, var, global_step, step_dtype):
-        """The mean of the next ``replicas_to_aggregate`` gradients pushed at a step >= the global step."""
+    def _aggregate_dense(self, grad, var, global_step, step_dtype):
+        """(the worker's push of ``grad``, the mean of ``replicas_to_aggregate`` fresh pushes)."""
+        queue = data_flow_ops.FIFOQueue(_QUEUE_CAPACITY, [step_dtype, var.dtype.base_dtype], shapes=[[], var.shape],
+                                        shared_name=f"{var.op.name}/sync_grad_queue", name="sync_grad_queue")
+        push = queue.enqueue([self._local_step.read_value(), grad])  # runs by the queue, on the ps
+
+        def add(total, grad, fresh):
+            return [total + array_ops.where(fresh, grad, array_ops.zeros_like(grad))]
+
+        total, = self._take_fresh(queue, global_step, [array_ops.zeros_like(var)], [var.shape], add)
+        return push, total / math_ops.cast(self._replicas_to_aggregate, var.dtype.base_dtype)
+
+    def _aggregate_sparse(self, grad, var, global_step, step_dtype):
+        """As _aggregate_dense, for IndexedSlices: pushes carry only their rows, and so does the mean."""
+        row_shape = var.shape[1:]
+        if not row_shape.is_fully_defined():
+            raise ValueError(f"SyncReplicasOptimizer: the sparse gradient of {var.name} needs the variable's row "
+                             f"shape, but it is {var.shape}; give the variable a fully defined shape")
+        dtype, index_dtype = var.dtype.base_dtype, grad.indices.dtype.base_dtype
+        # shapes=None: a push's row count k varies (a FIFOQueue's shapes must be fully defined, as in TF)
+        queue = data_flow_ops.FIFOQueue(_QUEUE_CAPACITY, [step_dtype, index_dtype, dtype],
+                                        shared_name=f"{var.op.name}/sync_sparse_grad_queue",
+                                        name="sync_sparse_grad_queue")
+        push = queue.enqueue([self._local_step.read_value(), grad.indices, grad.values])
+        values_shape = tensor_shape.TensorShape([None]).concatenate(row_shape)
+
+        def add(all_indices, all_values, indices, values, fresh):
+            indices.set_shape([None])
+            values.set_shape(values_shape)
+            keep = math_ops.cast(fresh, dtypes.int32) * array_ops.shape(indices)[0]  # a stale push adds no rows
+            return [array_ops.concat([all_indices, indices[:keep]], 0),
+                    array_ops.concat([all_values, values[:keep]], 0)]
+
+        start = [array_ops.zeros([0], index_dtype), array_ops.zeros([0] + row_shape.as_list(), dtype)]
+        indices, values = self._take_fresh(queue, global_step, start, [tensor_shape.TensorShape([None]), values_shape],
+                                           add)
+        mean = values / math_ops.cast(self._replicas_to_aggregate, dtype)
+        return push, IndexedSlices(mean, indices, array_ops.constant(var.shape.as_list(), dtypes.int32))
+
+    def _take_fresh(self, queue, global_step, start, invariants, add):
+        """Folds the next ``replicas_to_aggregate`` pushes at a step >= the global step into ``start``.
+
+        ``add(*accumulated, *pushed, fresh)`` returns the new accumulated tensors; stale pushes are taken
+        off the queue too, and ``add`` must leave them out."""
         need = self._replicas_to_aggregate
         now = global_step.read_value()
 
-        def more(count, unused_total):
+        def more(count, *unused_accumulated):
             return math_ops.less(count, need)
 
-        def take(count, total):
-            step, grad = queue.dequeue()
+        def take(count, *accumulated):
+            step, *pushed = queue.dequeue()
+            step.set_shape([])  # a sparse queue has no shapes (its pushes' row counts vary)
             fresh = math_ops.greater_equal(step, now)
-            kept = array_ops.where(fresh, grad, array_ops.zeros_like(grad))
-            return count + math_ops.cast(fresh, dtypes.int32), total + kept
+            return [count + math_ops.cast(fresh, dtypes.int32)] + list(add(*accumulated, *pushed, fresh))
 
-        _, total = control_flow_ops.while_loop(more, take, [array_ops.constant(0), array_ops.zeros_like(var)],
-                                               back_prop=False)
-        return total / math_ops.cast(need, var.dtype.base_dtype)
+        out = control_flow_ops.while_loop(more, take, [array_ops.constant(0)] + list(start),
+                                          shape_invariants=[tensor_shape.TensorShape([])] + list(invariants),
+                                          back_prop=False)
+        return out[1:]
 
     def get_chief_queue_runner(self):
         """The QueueRunner the chief runs: it aggregates, applies and releases each step."""
