@@ -1,7 +1,9 @@
-"""tf.train.Server under mpiexec: a ps task serving two asynchronous workers."""
+"""tf.train.Server under mpiexec: a ps task serving asynchronous and synchronous workers, and tasks that fail."""
 
 import re
+import time
 
+import pytest
 from mpi_launch import SCRIPTS, run_mpi
 
 
@@ -33,3 +35,28 @@ def test_sync_replicas_with_a_backup_worker():
     # each step applied the first gradient to arrive; the other, stale by then, was dropped
     assert steps < pushes, proc.stdout
     assert found[0].group(3) == found[1].group(3), proc.stdout
+
+
+def test_a_failing_ps_op_fails_the_step_naming_the_ps_task_and_training_goes_on():
+    proc = run_mpi(SCRIPTS / "ps_health_job.py", 3, "ps-op", timeout=120)
+    assert re.search(r"worker 0: the ps op failed the step with \w+Error: .*/job:ps/task:0 \(rank 0\).*"
+                     r"guard must be positive", proc.stdout), proc.stdout
+    for task in (0, 1):
+        assert f"/job:worker/task:{task}: trained on after the failed step" in proc.stdout, proc.stdout
+    assert "ps joined: both workers ended" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("mode, frozen, survivors", [
+    ("ps-freeze", "/job:ps/task:0 (rank 0)", ["/job:worker/task:0", "/job:worker/task:1"]),
+    ("worker-freeze", "/job:worker/task:1 (rank 2)", ["/job:worker/task:0", "/job:ps/task:0"]),
+], ids=["ps", "worker"])
+def test_a_frozen_task_is_found_by_heartbeats_and_named_by_its_task(mode, frozen, survivors):
+    started = time.monotonic()
+    proc = run_mpi(SCRIPTS / "ps_health_job.py", 3, mode, timeout=90, expect_ok=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    assert time.monotonic() - started < 45, output  # found by heartbeats (2 s), not by a test timeout
+    assert f"UnavailableError: {frozen} is unavailable" in output, output
+    for survivor in survivors:
+        assert re.search(rf"{re.escape(survivor)} stopped after [\d.]+ s with \w+Error: .*{re.escape(frozen)} is "
+                         rf"unavailable", proc.stdout), output

@@ -132,7 +132,8 @@ class Control:
             if now - seen > self.timeout:
                 self.dead.add(r)
                 self.world.fail(errors.UnavailableError(None, None, (
-                    f"rank {r} is unavailable: rank {self.rank} has not heard from it for {now - seen:.1f} s "
+                    f"{self.world.describe(r)} is unavailable: {self.world.describe(self.rank)} has not heard "
+                    f"from it for {now - seen:.1f} s "
                     f"(heartbeat timeout {self.timeout:g} s). It probably died (killed, out of memory, or its host "
                     f"went down); look at its output. The job cannot continue: restart it, from the last "
                     f"checkpoint.")))
@@ -149,7 +150,7 @@ class Control:
         self.world.peer_left(source)
 
     def _on_abort(self, source, message):
-        self.world.fail(errors.AbortedError(None, None, f"rank {source} failed and aborted the job: {message}"),
+        self.world.fail(errors.AbortedError(None, None, f"{self.world.describe(source)} failed and aborted the job: {message}"),
                         notify=False)
 
 

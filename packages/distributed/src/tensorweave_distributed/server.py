@@ -70,6 +70,8 @@ class MpiServer:
                              f"{rank} in the cluster, but this process is rank {self.world.rank}; pass the task "
                              f"of this rank")
         self.target = f"{PREFIX}{self.job}/{self.task}"
+        self.world.task_names.update({r: f"/job:{job}/task:{task}" for job, ranks in self.layout.jobs.items()
+                                      for task, r in enumerate(ranks)})
         self.device_mgr = self._device_mgr(self.job, self.task)
         self.ps_ranks = [r for r in self.layout.jobs.get("ps", []) if r != self.world.rank]
         self.workers = {r for job, ranks in self.layout.jobs.items() if job != "ps" for r in ranks}
@@ -142,9 +144,10 @@ class MpiServer:
             self.world.transport.send(source, request["key"], PS_DONE, np.zeros(0, np.int8))  # RunGraph's reply
         except Exception as error:  # the failed partition aborts the step, so the worker hears of it too
             log = _log.debug if self._finished.is_set() else _log.error  # cancelled by join(): expected
-            log("ps rank %d: a step of worker rank %d failed: %s", self.world.rank, source, error)
+            me, worker = self.world.describe(self.world.rank), self.world.describe(source)
+            log("%s: a step of %s failed: %s", me, worker, error)
             self.world.transport.abort_step(request["key"], tf.errors.AbortedError(
-                None, None, f"the ps task on rank {self.world.rank} failed the step: {error}"))
+                None, None, f"its part of a step of {worker} failed: {type(error).__name__}: {error}"))
         finally:
             _step_key.key = None
 
@@ -168,7 +171,7 @@ class MpiServer:
                     entry[0].close()
                 entry = self._served[name] = (tf.Session(target, graph=graph, config=self.config), graph, version)
             if entry is None:
-                raise RuntimeError(f"worker rank {source} ran a step before sending its graph")
+                raise RuntimeError(f"{self.world.describe(source)} ran a step before sending its graph")
             return entry[0], entry[1]
 
 

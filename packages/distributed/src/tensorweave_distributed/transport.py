@@ -162,7 +162,7 @@ class Transport:
         if entry is not None:
             self._table[slot] = entry
             self.world.fail(errors.InternalError(None, None, (
-                f"rendezvous key {key} of step {step} arrived twice (the second time from rank {source}); the ranks "
+                f"rendezvous key {key} of step {step} arrived twice (the second time from {self.world.describe(source)}); the ranks "
                 f"run different graphs or sessions in a different order")))
             return
         self._table[slot] = (value, is_dead)
@@ -192,7 +192,7 @@ class Transport:
         if step in self._aborted:
             return self._aborted[step]
         if source in world.control.dead or source in self.departed:
-            return _gone(source, key)
+            return _gone(self.world.describe(source), key)
         return None
 
     def _abort_step(self, step, error, notify):
@@ -211,8 +211,8 @@ class Transport:
 
     def _on_abort_step(self, source, message):
         step, text = message
-        self._abort_step(step, errors.AbortedError(None, None, f"the step was aborted on rank {source}: {text}"),
-                         False)
+        peer = self.world.describe(source)
+        self._abort_step(step, errors.AbortedError(None, None, f"the step was aborted on {peer}: {text}"), False)
 
     def _fail_waiters(self, error_for):
         for slot, entry in list(self._table.items()):
@@ -229,10 +229,10 @@ class Transport:
 
     def _peer_left(self, rank):
         self.departed.add(rank)
-        self._fail_waiters(lambda entry, slot: _gone(rank, slot[1]) if entry.source == rank else None)
+        self._fail_waiters(lambda entry, slot: _gone(self.world.describe(rank), slot[1]) if entry.source == rank else None)
 
 
-def _gone(rank, key):
+def _gone(peer, key):
     return errors.UnavailableError(None, None, (
-        f"cannot receive {key.split(';')[3] if key.count(';') >= 4 else key} from rank {rank}: that rank has shut "
+        f"cannot receive {key.split(';')[3] if key.count(';') >= 4 else key} from {peer}: that rank has shut "
         f"down or died. Every rank must run the same steps; check that rank's output."))

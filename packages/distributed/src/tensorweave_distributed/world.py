@@ -54,6 +54,7 @@ class World:
         self.launch_id = comm.bcast(random.getrandbits(62) if self.rank == 0 else None, root=0)
         self.threads_multiple = provided >= MPI.THREAD_MULTIPLE
         self.failure = None
+        self.task_names = {}  # rank -> "/job:ps/task:0", once a tf.train.Server names this world's tasks
         self._failure_listeners = []
         self._left_listeners = []
         self.engine = Engine(settings.spin_seconds)
@@ -61,6 +62,11 @@ class World:
         self.transport = Transport(self)
         self.collectives = Controller(self)
         self.engine.start()
+
+    def describe(self, rank):
+        """How errors name a rank: by its cluster task when a Server gave it one (users think in tasks)."""
+        task = self.task_names.get(rank)
+        return f"{task} (rank {rank})" if task else f"rank {rank}"
 
     # ---- failure ------------------------------------------------------------------------------------
     def on_failure(self, listener):
@@ -77,7 +83,7 @@ class World:
         if self.failure is not None:
             return
         self.failure = error
-        sys.stderr.write(f"tensorweave_distributed: rank {self.rank}: {error}\n")
+        sys.stderr.write(f"tensorweave_distributed: {self.describe(self.rank)}: {error}\n")
         sys.stderr.flush()
         if notify and self.size > 1:
             from tensorweave_distributed.control import ABORT
