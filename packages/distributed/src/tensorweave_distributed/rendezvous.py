@@ -35,6 +35,9 @@ class MpiRendezvous:
         else:
             self._transport.recv(source, self.step, key, callback)
 
+    def finish(self):
+        """Every rank runs its own partitions of an SPMD step: nothing to wait for."""
+
     def abort(self, error):
         self._local.abort(error)
         self._transport.abort_step(self.step, error)

@@ -29,7 +29,8 @@ from tensorweave_distributed.world import init
 _log = logging.getLogger("tensorweave_distributed")
 RUN, DONE = "tw.server.run", "tw.server.done"
 PREFIX, SERVED = "mpi://server/", "mpi://served/"
-PS_DONE = "__ps_step_done__"  # the rendezvous key of a ps task's "my partitions of this step ran"
+PS_DONE = "__ps_step_done__:{}"  # a ps task's "my partitions of this step ran", keyed by its rank: the
+# transport matches messages by (step, key) only, so two ps tasks' replies need different keys
 _server = None
 _sessions = itertools.count()
 
@@ -141,7 +142,8 @@ class MpiServer:
             fetches = [graph.as_graph_element(n) for n in request["fetches"] + request["targets"]]
             _step_key.key = request["key"]
             session.run(fetches, feeds)
-            self.world.transport.send(source, request["key"], PS_DONE, np.zeros(0, np.int8))  # RunGraph's reply
+            reply = PS_DONE.format(self.world.rank)  # RunGraph's reply
+            self.world.transport.send(source, request["key"], reply, np.zeros(0, np.int8))
         except Exception as error:  # the failed partition aborts the step, so the worker hears of it too
             log = _log.debug if self._finished.is_set() else _log.error  # cancelled by join(): expected
             me, worker = self.world.describe(self.world.rank), self.world.describe(source)
@@ -213,23 +215,8 @@ class ClientMaster:
                    "version": version, "graph": graph.as_graph_def().SerializeToString() if send_graph else None}
         for rank in self.server.ps_ranks:
             self.server.world.control.post(rank, RUN, request)
-        if not getattr(plan, "_waits_for_ps", False):
-            _wait_for_ps_after(plan)
         return _ClientRendezvous(self.server.world.transport, key, self.device_mgr.rank_of_device,
                                  self.server.ps_ranks)
-
-
-def _wait_for_ps_after(plan):
-    """A worker's step ends when its partitions and every ps task's partitions of it have run."""
-    run = plan.run
-
-    def run_then_wait(step, *args, **kwargs):
-        result = run(step, *args, **kwargs)
-        step.rendezvous.wait_for_ps()
-        return result
-
-    plan.run = run_then_wait
-    plan._waits_for_ps = True
 
 
 class _ClientRendezvous(MpiRendezvous):
@@ -237,7 +224,8 @@ class _ClientRendezvous(MpiRendezvous):
         super().__init__(transport, step, rank_of_device)
         self._ps_ranks = ps_ranks
 
-    def wait_for_ps(self):
+    def finish(self):
+        """A worker's step ends when its partitions and every ps task's partitions of it have run."""
         pending, done, failures = len(self._ps_ranks), threading.Event(), []
         lock = threading.Lock()
 
@@ -253,7 +241,7 @@ class _ClientRendezvous(MpiRendezvous):
         if not pending:
             return
         for rank in self._ps_ranks:
-            self._transport.recv(rank, self.step, PS_DONE, replied)
+            self._transport.recv(rank, self.step, PS_DONE.format(rank), replied)
         done.wait()
         if failures:
             raise failures[0]

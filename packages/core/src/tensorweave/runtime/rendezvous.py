@@ -19,6 +19,8 @@ class LocalRendezvous:
     """An in-process table for one step. Sends never block; a Recv's callback runs when its Send arrives.
 
     Callbacks are ``callback(error, value, is_dead)``. ``abort`` fails every waiting and later Recv.
+    ``finish`` runs after this process's partitions of the step: a remote rendezvous waits there for the
+    other tasks' partitions (the replies to RunGraph); here there is nothing to wait for.
     """
 
     def __init__(self):
@@ -55,6 +57,9 @@ class LocalRendezvous:
             callback(error, None, False)
         else:
             callback(None, value, is_dead)
+
+    def finish(self):
+        pass
 
     def abort(self, error):
         with self._lock:

@@ -171,6 +171,7 @@ class BaseSession:
         results = [None] * plan.num_fetches
         try:
             plan.run(step, feeds, results, self._pool)
+            step.rendezvous.finish()
         finally:
             if timer is not None:
                 timer.cancel()
@@ -282,7 +283,8 @@ class InteractiveSession(Session):
 def _remote_master(target, config):
     """The transport's master for ``target``: it has ``device_mgr`` (devices of every task; other
     processes' devices say ``is_remote``) and ``rendezvous(plan)``, a rendezvous for one step of
-    ``plan`` (``plan._signature`` is (fetches, targets, feeds)). Each process runs its own partitions."""
+    ``plan`` (``plan._signature`` is (fetches, targets, feeds)). Each process runs its own partitions; the
+    step ends with the rendezvous's ``finish()``, where a master waits for the partitions it asked others to run."""
     from tensorweave.plugins import get_registries
     scheme = target.split("://", 1)[0] if "://" in target else target
     factory = get_registries().transports.get(scheme)
