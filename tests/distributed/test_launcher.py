@@ -1,0 +1,134 @@
+"""tensorweave-run: its command line, its restarts after a failed rank, and a 1 ps + 2 workers training job that
+loses a worker to SIGKILL, is restarted, resumes from the chief's checkpoint and ends where an uninterrupted
+run ends."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from mpi_launch import MPIEXEC, SCRIPTS
+
+from tensorweave_distributed import launcher
+
+RUN = Path(sys.executable).parent / "tensorweave-run"
+
+
+def tensorweave_run(*args, timeout=90):
+    """Runs the installed console script; (exit status, stdout + stderr)."""
+    if not MPIEXEC.exists():
+        pytest.skip(f"no mpiexec next to {sys.executable}: pip install tensorweave[distributed] (the mpich wheel)")
+    assert RUN.exists(), f"{RUN} is missing: reinstall with pip install -e packages/distributed"
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TW_TEST_WORLD_SIZE="3")
+    proc = subprocess.run([str(RUN), *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env,
+                          stdin=subprocess.DEVNULL)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+# ---- the command line ------------------------------------------------------------------------------------------
+def test_a_python_command_runs_under_mpi4py_with_this_interpreter():
+    assert launcher.job_command("mpiexec", 4, ["python", "train.py", "--lr", "0.1"]) == \
+        ["mpiexec", "-n", "4", sys.executable, "-m", "mpi4py", "train.py", "--lr", "0.1"]
+    assert launcher.job_command("mpiexec", 2, ["/opt/py/bin/python3.11", "-u", "-W", "ignore", "-m", "pkg.train"]) \
+        == ["mpiexec", "-n", "2", "/opt/py/bin/python3.11", "-u", "-W", "ignore", "-m", "mpi4py", "-m", "pkg.train"]
+    already = ["mpiexec", "-n", "2", sys.executable, "-m", "mpi4py", "t.py"]
+    assert launcher.job_command("mpiexec", 2, [sys.executable, "-m", "mpi4py", "t.py"]) == already
+    assert launcher.job_command("mpiexec", 3, ["./train.sh", "python"]) == ["mpiexec", "-n", "3", "./train.sh", "python"]
+
+
+def test_options_and_the_command_after_the_double_dash():
+    args = launcher.parse_args(["-n", "4", "--restarts", "3", "--restart-delay", "0.5", "--", "python", "t.py",
+                                "--restarts", "9"])
+    assert (args.ranks, args.restarts, args.restart_delay) == (4, 3, 0.5)
+    assert args.command == ["python", "t.py", "--restarts", "9"]  # the job's own options stay the job's
+    assert launcher.parse_args(["--np", "2", "python", "t.py"]).command == ["python", "t.py"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-n", "2"], "no command to run: put it after '--'"),
+    (["-n", "2", "--"], "no command to run"),
+    (["-n", "0", "--", "python", "t.py"], "-n must be at least 1"),
+    (["-n", "2", "--restarts", "-1", "--", "python", "t.py"], "--restarts must be 0 or more"),
+    (["-n", "2", "--restart-delay", "-2", "--", "python", "t.py"], "--restart-delay must be 0 or more"),
+    (["--", "python", "t.py"], "the following arguments are required: -n/--np"),
+    (["-n", "two", "--", "python", "t.py"], "invalid int value: 'two'"),
+])
+def test_bad_arguments_say_what_to_do(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        launcher.parse_args(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_mpiexec_is_found_or_the_error_says_how_to_get_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=r"no mpiexec next to .* or on PATH: install one with pip install"):
+        launcher.find_mpiexec()
+    with pytest.raises(FileNotFoundError, match=r"--mpiexec '/no/such/mpiexec' is not an executable file"):
+        launcher.find_mpiexec("/no/such/mpiexec")
+    fake = tmp_path / "mpiexec"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    assert launcher.find_mpiexec() == str(fake)  # next to the interpreter (the mpich wheel's place)
+    assert launcher.find_mpiexec(str(fake)) == str(fake)
+    assert launcher.main(["-n", "2", "--mpiexec", "/no/such/mpiexec", "--", "python", "t.py"]) == 2
+
+
+def test_exit_statuses_in_words():
+    assert launcher.describe_status(9) == ("exit status 9 (a rank was killed by signal 9 (SIGKILL), or exited "
+                                           "with 9)")
+    assert launcher.describe_status(139) == ("exit status 139 (a rank was killed by signal 11 (SIGSEGV), or exited "
+                                             "with 139)")
+    assert launcher.describe_status(-15) == "mpiexec was killed by signal 15 (SIGTERM)"
+    assert launcher.describe_status(1) == "exit status 1"
+
+
+# ---- restarts --------------------------------------------------------------------------------------------------
+def test_a_job_that_always_fails_uses_up_its_restarts():
+    status, output = tensorweave_run("-n", 2, "--restarts", 2, "--restart-delay", 0, "--", "python",
+                                     SCRIPTS / "launcher_job.py", "fail")
+    assert status == 3, output
+    assert len(re.findall(r"tensorweave-run: attempt \d of 3: ", output)) == 3, output
+    for restart in range(3):  # each attempt told the job which restart it is
+        assert f"rank 1 of 2: restart {restart} of at most 2" in output, output
+    assert "attempt 1 of 3 failed: exit status 3; restarting the job in 0 s (2 restarts left, " \
+           "TENSORWEAVE_RESTART=1)" in output, output
+    assert "attempt 2 of 3 failed: exit status 3; restarting the job in 0 s (1 restart left" in output, output
+    assert "attempt 3 of 3 failed: exit status 3; no restarts left (--restarts 2), giving up" in output, output
+    assert "rank 0 done" not in output
+
+
+def test_a_killed_rank_restarts_the_job_once():
+    status, output = tensorweave_run("-n", 2, "--restarts", 3, "--restart-delay", 0.1, "--", "python",
+                                     SCRIPTS / "launcher_job.py", "kill-first")
+    assert status == 0, output
+    assert "attempt 1 of 4 failed: exit status 9 (a rank was killed by signal 9 (SIGKILL), or exited with 9); " \
+           "restarting the job in 0.1 s (3 restarts left, TENSORWEAVE_RESTART=1)" in output, output
+    assert "the job finished on attempt 2 of 4 (1 restart)" in output, output
+    assert "attempt 3 of 4" not in output, output
+    assert output.count("rank 0 done") == 1 and output.count("rank 1 done") == 1, output
+
+
+def test_sigterm_stops_the_job_without_a_restart():
+    if not MPIEXEC.exists():
+        pytest.skip(f"no mpiexec next to {sys.executable}")
+    proc = subprocess.Popen([str(RUN), "-n", "2", "--restarts", "3", "--", "python", str(SCRIPTS / "launcher_job.py"),
+                             "sleep"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ, PYTHONUNBUFFERED="1"), stdin=subprocess.DEVNULL)
+    lines = []
+    for line in proc.stdout:  # both ranks asleep: the job is running
+        lines.append(line)
+        if sum("sleeping" in seen for seen in lines) == 2:
+            break
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    output = "".join(lines) + proc.stdout.read()
+    status = proc.wait(timeout=30)
+    assert time.monotonic() - started < 20, output
+    assert status != 0 and "stopped by SIGTERM" in output and "not restarting" in output, output
+    assert "attempt 2 of 4" not in output and "rank 0 done" not in output, output
