@@ -3,6 +3,10 @@
 from tensorweave.extension import KernelSet, errors
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"Identity", "IdentityN", "Placeholder", "PlaceholderWithDefault",
+    "PreventGradient", "Snapshot", "StopGradient"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too.
+Const is not: its value is a host array (a GPU package uploads it once)."""
 
 
 @KERNELS.register_build("Const")

@@ -7,6 +7,8 @@ Unpack outputs are views of their input (nothing writes into kernel outputs in p
 from tensorweave.extension import KernelSet
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"Concat", "ConcatV2", "Pack", "Split", "SplitV", "Unpack"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too."""
 
 
 def _axis(axis, rank, what):

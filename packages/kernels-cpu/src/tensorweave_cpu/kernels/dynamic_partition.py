@@ -3,6 +3,8 @@
 from tensorweave.extension import KernelSet
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"DynamicPartition", "DynamicStitch"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too."""
 
 
 @KERNELS.register("DynamicPartition")

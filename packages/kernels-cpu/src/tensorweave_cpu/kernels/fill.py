@@ -6,6 +6,8 @@ import numpy as np
 from tensorweave.extension import KernelSet
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"Fill", "OnesLike", "ZerosLike"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too."""
 
 
 @KERNELS.register("Fill")

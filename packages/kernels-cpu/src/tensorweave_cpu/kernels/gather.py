@@ -6,6 +6,9 @@ import numpy as np
 from tensorweave.extension import KernelSet, errors
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"Gather", "GatherNd", "GatherV2", "OneHot", "ScatterNd", "Where"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too.
+Unique and UniqueWithCounts are not: they call numpy's unique."""
 
 
 def _invalid(message):
@@ -15,7 +18,7 @@ def _invalid(message):
 def check_range(indices, limit, what):
     """Refuses entries outside [0, limit) with TF's message: which entry, its value, the valid range."""
     if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= limit):
-        position = np.unravel_index(int(np.flatnonzero((indices < 0) | (indices >= limit))[0]), indices.shape)
+        position = np.unravel_index(int(((indices < 0) | (indices >= limit)).argmax()), indices.shape)
         where = ",".join(str(int(p)) for p in position)
         raise _invalid(f"{what}: indices[{where}] = {int(indices[position])} is not in [0, {limit})")
 
@@ -76,7 +79,7 @@ def _index_tuple(params, indices, what):
     for i, column in enumerate(columns):
         bad = (column < 0) | (column >= params.shape[i])
         if bad.any():
-            position = np.unravel_index(int(np.flatnonzero(bad)[0]), column.shape)
+            position = np.unravel_index(int(bad.argmax()), column.shape)
             where = ",".join(str(int(p)) for p in position)
             raise _invalid(f"{what}: indices[{where}] = {indices[position].tolist()} does not index into shape "
                            f"{list(params.shape)} (entry {i} must be in [0, {params.shape[i]}))")

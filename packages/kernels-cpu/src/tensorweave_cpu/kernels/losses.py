@@ -6,6 +6,9 @@ Everything shifts by the row maximum first, so large logits never overflow; floa
 from tensorweave.extension import KernelSet
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"L2Loss", "LogSoftmax", "Softmax", "SoftmaxCrossEntropyWithLogits",
+    "SparseSoftmaxCrossEntropyWithLogits"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too."""
 
 
 def _log_softmax(x, xp):

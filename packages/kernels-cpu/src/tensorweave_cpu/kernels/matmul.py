@@ -9,6 +9,8 @@ import numpy as np
 from tensorweave.extension import KernelSet
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"BatchMatMul", "BatchMatMulV2", "MatMul"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too."""
 
 
 def _product(node, multiply):

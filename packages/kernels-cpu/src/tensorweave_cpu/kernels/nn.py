@@ -8,6 +8,10 @@ Python scalars keep the input's dtype, so float32 stays float32. Masks multiply 
 from tensorweave.extension import SELU_ALPHA, SELU_SCALE, KernelSet, bias_channel_axis
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"BiasAdd", "BiasAddGrad", "Elu", "EluGrad", "InTopKV2", "LeakyRelu",
+    "LeakyReluGrad", "Relu", "Relu6", "Relu6Grad", "ReluGrad", "Selu", "SeluGrad", "Softplus", "SoftplusGrad",
+    "Softsign", "SoftsignGrad", "TopKV2"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too."""
 
 
 def _sigmoid(x, xp):

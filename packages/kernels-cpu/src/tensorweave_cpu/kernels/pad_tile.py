@@ -7,6 +7,8 @@ paddings larger than TF allows rather than repeating the reflection as numpy wou
 from tensorweave.extension import KernelSet
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"MirrorPad", "MirrorPadGrad", "Pad", "PadV2", "Tile"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too."""
 
 
 def _pairs(x, paddings, limit=None, mode=""):

@@ -11,6 +11,8 @@ from tensorweave.extension import KernelSet, spatial_params
 from tensorweave_cpu.kernels.sliding_windows import Windows, from_nhwc, nhwc_shape, to_nhwc
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"AvgPool", "AvgPoolGrad", "MaxPool", "MaxPoolGrad", "MaxPoolGradGrad"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too."""
 
 _FLOATS = ["float16", "float32", "float64"]
 _REAL = _FLOATS + ["int8", "int16", "int32", "int64", "uint8"]

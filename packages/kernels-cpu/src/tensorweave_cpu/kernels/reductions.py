@@ -11,6 +11,10 @@ from tensorweave.extension import KernelSet, range_size
 from tensorweave_cpu.kernels.math import quietly
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"All", "Any", "ArgMax", "ArgMin", "Cumprod", "Cumsum", "Max", "Mean", "Min",
+    "Prod", "Sum"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too.
+The segment sums (numpy's add.at) and Range (arange of 0-d arrays) are not."""
 
 
 def reduction_axes(axes, ndim):

@@ -10,6 +10,9 @@ from tensorweave.extension import (KernelSet, TensorShape, broadcast_shape_value
                                    squeeze_axes)
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"BroadcastArgs", "BroadcastTo", "EnsureShape", "ExpandDims", "Rank", "Reshape",
+    "Shape", "ShapeN", "Size", "Squeeze"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too."""
 
 
 @KERNELS.register("Shape")

@@ -13,6 +13,9 @@ import numpy as np
 from tensorweave.extension import DEFAULT_CONTAINER, KernelSet, Resource, ResourceHandle, errors
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"DestroyResourceOp", "ReadVariableOp", "ResourceGather", "VarHandleOp"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too.
+The updates are not: they test numpy's writeable flag and write with np.copyto and numpy ufuncs."""
 
 
 class Var(Resource):
@@ -69,7 +72,7 @@ def check_indices(indices, rows, what):
     """Refuses ids outside [0, rows) with TF's message, instead of numpy's wrap-around for negatives."""
     if indices.size and (indices.min() < 0 or indices.max() >= rows):
         flat = indices.reshape(-1)
-        bad = int(np.flatnonzero((flat < 0) | (flat >= rows))[0])
+        bad = int(((flat < 0) | (flat >= rows)).argmax())
         raise errors.InvalidArgumentError(None, None, (
             f"{what}: indices[{bad}] = {int(flat[bad])} is not in [0, {rows})"))
 

@@ -9,6 +9,8 @@ from tensorweave.extension import KernelSet
 from tensorweave_cpu.kernels.concat_split import _axis
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"InvertPermutation", "ReverseSequence", "ReverseV2", "Transpose"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too."""
 
 
 def _permutation(perm, n, what):
