@@ -2,7 +2,8 @@
 themselves) and _Send/_Recv (cross-device edges, with their kernels).
 
 _Send and _Recv run on every device type ('*' kernels). A Send never blocks; a Recv completes when its Send's
-value arrives in the step's rendezvous, converting between device memories when types differ and
+value arrives in the step's rendezvous, converting between device memories when they differ (another device
+type, or two devices not both in host memory: to_host on the sender's, from_host on the receiver's) and
 decompressing 16-bit transfers.
 """
 
@@ -69,7 +70,8 @@ def build_recv(node):
     scheme = node.attrs.get("compress", "")
     recv_device = node.device
     send_device = _find_device(node.device_mgr, node.attrs["send_device"])
-    convert = (scheme or send_device is None or send_device.device_type != recv_device.device_type)
+    convert = (scheme or send_device is None or send_device.device_type != recv_device.device_type
+               or (send_device is not recv_device and not (send_device.is_host and recv_device.is_host)))
 
     def recv(ctx, done):
         from tensorweave.runtime.executor_dataflow import DEAD
