@@ -13,6 +13,14 @@ import numpy as np
 from tensorweave.extension import KernelSet, broadcast_reduction_axes
 
 KERNELS = KernelSet("CPU")
+ARRAY_NAMESPACE_GENERIC = frozenset({"Abs", "Add", "AddN", "BroadcastGradientArgs", "Cast", "Ceil", "ClipByValue",
+    "Conj", "Cos", "DivNoNan", "Equal", "Exp", "Expm1", "Floor", "FloorDiv", "FloorMod", "Greater", "GreaterEqual",
+    "IsFinite", "IsInf", "IsNan", "Less", "LessEqual", "Log", "Log1p", "LogicalAnd", "LogicalNot", "LogicalOr",
+    "Maximum", "Minimum", "Mul", "Neg", "NotEqual", "Pow", "RealDiv", "Reciprocal", "ReciprocalGrad", "Round",
+    "Rsqrt", "RsqrtGrad", "Select", "SelectV2", "Sigmoid", "SigmoidGrad", "Sign", "Sin", "Sqrt", "SqrtGrad", "Square",
+    "SquaredDifference", "Sub", "Tanh", "TanhGrad", "TruncateDiv", "TruncateMod"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too:
+every one (``quietly`` silences numpy's warnings only when the module is numpy)."""
 
 
 def quietly(fn, xp):
