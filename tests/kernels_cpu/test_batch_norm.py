@@ -101,6 +101,8 @@ def test_training_with_the_update_ops_learns_and_tracks_the_data_statistics(sess
         sess.run(train, {x: data, labels: target, training: True})
     accuracy = (sess.run(logits, {x: data}).argmax(1) == target).mean()  # inference: moving statistics
     assert accuracy > 0.95
+    for _ in range(40):  # the weights stay: the moving mean settles on this layer's batch mean (0.8**40 ~ 1e-4)
+        sess.run(tf.get_collection(tf.GraphKeys.UPDATE_OPS), {x: data, training: True})
     moving_mean = sess.run([v for v in tf.global_variables() if "moving_mean" in v.name][0])
     dense_out = sess.run(tf.get_default_graph().get_tensor_by_name("dense/BiasAdd:0"), {x: data})
-    np.testing.assert_allclose(moving_mean, dense_out.mean(0), rtol=0.05, atol=0.05)
+    np.testing.assert_allclose(moving_mean, dense_out.mean(0), rtol=1e-3, atol=1e-3)

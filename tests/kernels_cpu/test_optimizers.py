@@ -379,3 +379,20 @@ def test_a_tf1_style_custom_optimizer_with_apply_dense_and_slots(sess):
     np.testing.assert_allclose(sess.run(w), [0.5, -0.5, 0.0])
     with pytest.raises(TypeError, match="defines neither _resource_apply_sparse nor _apply_sparse"):
         SignSGD(0.1).minimize(tf.reduce_sum(w.sparse_read([0])))
+
+
+def test_gated_gradients_skip_the_gradient_of_a_fed_input():
+    """GATE_OP groups each op's input gradients; one that leads to no variable (here the first layer's
+    gradient with respect to the fed batch) is left out instead of being computed and thrown away."""
+    x = tf.placeholder(tf.float32, [None, 4])
+    w1, w2 = tf.Variable(np.ones((4, 3), np.float32)), tf.Variable(np.ones((3, 1), np.float32))
+    loss = tf.reduce_sum(tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)  # gate_gradients=GATE_OP, as TF1's default
+    seen, stack = set(), [train]
+    while stack:
+        op = stack.pop()
+        if op not in seen:
+            seen.add(op)
+            stack.extend([t.op for t in op.inputs] + list(op.control_inputs))
+    # forward: 2; backward: dL/dw2, dL/dh and dL/dw1, but not dL/dx
+    assert sorted(op.type for op in seen).count("MatMul") == 5

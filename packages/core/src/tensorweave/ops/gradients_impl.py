@@ -230,6 +230,8 @@ class _Backprop:
         if len(in_grads) != len(op.inputs):
             raise ValueError(f"gradient function for {op.type} returned {len(in_grads)} gradients, but op "
                              f"{op.name!r} has {len(op.inputs)} inputs")
+        if self.gate:  # a gradient nobody reads (its input leads to no x) must not be gated: it would run
+            in_grads = [g if t.op in self.between else None for t, g in zip(op.inputs, in_grads)]
         if self.gate and sum(g is not None for g in in_grads) > 1:
             dense = [g for g in in_grads if isinstance(g, Tensor)]
             gated = iter(control_flow_ops.tuple(dense))
