@@ -29,6 +29,7 @@ from tensorweave_distributed.world import init
 _log = logging.getLogger("tensorweave_distributed")
 RUN, DONE = "tw.server.run", "tw.server.done"
 PREFIX, SERVED = "mpi://server/", "mpi://served/"
+_MAX_SERVING_THREADS = 1024
 PS_DONE = "__ps_step_done__:{}"  # a ps task's "my partitions of this step ran", keyed by its rank: the
 # transport matches messages by (step, key) only, so two ps tasks' replies need different keys
 _server = None
@@ -78,7 +79,9 @@ class MpiServer:
         self.workers = {r for job, ranks in self.layout.jobs.items() if job != "ps" for r in ranks}
         self._served, self._graphs = {}, {}
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="tensorweave-ps")
+        # a served step may block (a queue, a token) until other workers' steps run: a small pool could fill
+        # with blocked steps and deadlock the job, so threads are added as requests arrive (reused when idle)
+        self._pool = ThreadPoolExecutor(max_workers=_MAX_SERVING_THREADS, thread_name_prefix="tensorweave-ps")
         self._ended, self._finished = set(), threading.Event()
         self._failure = None
         self._started = False
