@@ -1,0 +1,63 @@
+"""GPU forms of the CPU kernels that hand out host values or call numpy functions on tensors: Const (uploaded
+once per node), Range (cupy's arange takes host scalars), SegmentSum (``ufunc.at``: atomic adds) and
+Unique/UniqueWithCounts (``cupy.unique``). Same checks and messages as the CPU kernels."""
+
+from tensorweave.extension import KernelSet, errors, range_size
+
+KERNELS = KernelSet("GPU")
+
+
+@KERNELS.register_build("Const")
+def _const(node):
+    value = node.device.from_host(node.attrs["value"])  # once, when the node's kernel is built
+    return lambda: value
+
+
+@KERNELS.register_build("Range")
+def _range(node):
+    xp = node.device.array_module
+    dtype = node.output_dtypes[0].as_numpy_dtype
+
+    def compute(start, limit, delta):
+        start, limit, delta = start.item(), limit.item(), delta.item()
+        range_size(start, limit, delta)
+        return xp.arange(start, limit, delta, dtype=dtype)
+
+    return compute
+
+
+@KERNELS.register("SegmentSum")
+def _segment_sum(data, segment_ids, *, xp):
+    if segment_ids.ndim != 1 or data.ndim < 1 or segment_ids.shape[0] != data.shape[0]:
+        raise ValueError(f"segment_ids must be a vector with one entry per row of data: shapes "
+                         f"{segment_ids.shape} and {data.shape}")
+    if segment_ids.size and bool((segment_ids[0] < 0) | (segment_ids[1:] < segment_ids[:-1]).any()):
+        raise ValueError("segment ids must be non-negative and sorted (non-decreasing); use "
+                         "tf.unsorted_segment_sum for unsorted ids")
+    count = int(segment_ids[-1]) + 1 if segment_ids.size else 0
+    accumulate = "float32" if data.dtype == "float16" else data.dtype
+    out = xp.zeros((count,) + data.shape[1:], dtype=accumulate)
+    xp.add.at(out, segment_ids, data.astype(accumulate, copy=False))
+    return out.astype(data.dtype, copy=False)
+
+
+def _unique(x, out_idx, xp):
+    """(values in order of first appearance, idx, counts) of a vector, as the CPU kernel gives them."""
+    if x.ndim != 1:
+        raise errors.InvalidArgumentError(None, None, f"unique takes a 1-D tensor, got shape {list(x.shape)}")
+    _, first, inverse, counts = xp.unique(x, return_index=True, return_inverse=True, return_counts=True)
+    order = xp.argsort(first)
+    position = xp.empty_like(order)
+    position[order] = xp.arange(order.size)
+    dtype = out_idx.as_numpy_dtype
+    return x[first[order]], position[inverse.reshape(-1)].astype(dtype), counts[order].astype(dtype)
+
+
+@KERNELS.register("Unique")
+def _unique_kernel(x, *, out_idx, xp):
+    return list(_unique(x, out_idx, xp)[:2])
+
+
+@KERNELS.register("UniqueWithCounts")
+def _unique_with_counts(x, *, out_idx, xp):
+    return list(_unique(x, out_idx, xp))

@@ -1,0 +1,30 @@
+"""Ops the CPU package covers that have no GPU kernel on purpose, with the reason: the placer keeps them on the
+host and the partitioner copies their values to and from the GPU. The coverage test holds every other CPU op
+to having a GPU kernel."""
+
+_QUEUES = "a queue holds host tensors in Python structures (TF keeps queues on the CPU as well)"
+_IO = "files, readers, checkpoints and strings are host I/O"
+_LISTS = "holds a Python list of tensors and formats or checks values on the host"
+_RANDOM = ("draws from the node's seeded numpy stream, so a seeded graph gives the same numbers whichever device "
+           "consumes them; the values are copied to the GPU")
+
+HOST_OPS = {
+    **dict.fromkeys(["FIFOQueueV2", "PaddingFIFOQueueV2", "PriorityQueueV2", "RandomShuffleQueueV2", "QueueCloseV2",
+                     "QueueDequeueManyV2", "QueueDequeueUpToV2", "QueueDequeueV2", "QueueEnqueueManyV2",
+                     "QueueEnqueueV2", "QueueIsClosedV2", "QueueSizeV2"], _QUEUES),
+    **dict.fromkeys(["FixedLengthRecordReaderV2", "IdentityReaderV2", "TextLineReaderV2", "WholeFileReaderV2",
+                     "ReaderNumRecordsProducedV2", "ReaderNumWorkUnitsCompletedV2", "ReaderReadUpToV2",
+                     "ReaderReadV2", "ReaderResetV2", "MergeV2Checkpoints", "RestoreV2", "SaveV2", "ReadFile",
+                     "WriteFile", "ShardedFilename", "StringJoin"], _IO),
+    **dict.fromkeys(["Assert", "Print", "PrintV2", "StackV2", "StackPushV2", "StackPopV2", "StackCloseV2",
+                     "TensorArrayV3", "TensorArrayCloseV3", "TensorArrayConcatV3", "TensorArrayGatherV3",
+                     "TensorArrayGradV3", "TensorArrayReadV3", "TensorArrayScatterV3", "TensorArraySizeV3",
+                     "TensorArraySplitV3", "TensorArrayWriteV3"], _LISTS),
+    **dict.fromkeys(["RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal", "RandomGamma",
+                     "RandomPoisson", "RandomPoissonV2", "RandomShuffle", "Multinomial"], _RANDOM),
+    **dict.fromkeys(["UniformCandidateSampler", "LogUniformCandidateSampler", "ComputeAccidentalHits"],
+                    "candidate sampling draws and matches ids on the host (CPU-only in TF as well)"),
+    "_FusedElementwise": ("made by the elementwise-fusion pass only for device types that have a fused kernel; "
+                          "GPU ops run unfused"),
+}
+"""op type -> why it stays on the host."""
