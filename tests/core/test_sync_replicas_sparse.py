@@ -128,3 +128,30 @@ def test_partitioned_table_with_adagrad_sums_duplicates_before_the_update():
     np.testing.assert_allclose(got, table, rtol=1e-5, atol=1e-6)
     untouched = [r for r in range(ROWS) if r not in (1, 5, 6)]  # rows 0-3 in shard 0, 4-7 in shard 1
     np.testing.assert_array_equal(got[untouched], initial[untouched].astype(np.float32))
+
+
+def test_shards_on_two_devices_keep_their_updates_apart():
+    """Each shard's queue, aggregation and update stay on its device (2 ps tasks: /cpu:0 and /cpu:1 here)."""
+    rng = np.random.default_rng(7)
+    with tf.Graph().as_default():
+        def setter(op):  # variables round robin on two devices, as replica_device_setter does with 2 ps tasks
+            if op.type == "VarHandleOp":
+                setter.count += 1
+                return f"/cpu:{setter.count % 2}"
+            return op.device
+        setter.count = -1
+        with tf.device(setter):
+            read, step, ids, g, sync, train = _model(2, 2, tf.train.AdagradOptimizer(0.5), partitions=2)
+        sync_op = sync.get_chief_queue_runner().enqueue_ops[0]
+        config = tf.ConfigProto(device_count={"CPU": 2}, allow_soft_placement=False)
+        with tf.Session(config=config) as sess:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            sess.run(sync.local_step_init_op)
+            initial = sess.run(read)
+            for _ in range(2):
+                _round(sess, train, ids, g, sync_op, _pushes(rng))
+            table = sess.run(read)
+            assert sess.run(step) == 2
+    untouched = [r for r in range(ROWS) if r not in (1, 5, 6)]
+    np.testing.assert_array_equal(table[untouched], initial[untouched])
+    assert not np.allclose(table[[1, 5, 6]], initial[[1, 5, 6]])

@@ -85,12 +85,14 @@ class SyncReplicasOptimizer(Optimizer):
                     push, mean = aggregate(grad, var, global_step, step_dtype)
                 pushes.append(push)
                 aggregated.append((mean, var))
+            # outside colocate_with(global_step): each update goes next to its own variable, and variables
+            # on different ps tasks must not be tied into one colocation group through the global step
+            update_op = self._opt.apply_gradients(aggregated, global_step)
             with graph.colocate_with(global_step):
                 self._sync_token_queue = data_flow_ops.FIFOQueue(-1, [step_dtype], shapes=[[]],
                                                                  shared_name="sync_token_q", name="sync_token_q")
                 dummy_queue = data_flow_ops.FIFOQueue(1, [dtypes.int32], shapes=[[]],
                                                       shared_name="dummy_queue", name="dummy_queue")
-                update_op = self._opt.apply_gradients(aggregated, global_step)
                 with graph.control_dependencies([update_op]):
                     tokens = array_ops.fill([self._tokens_per_step], global_step.read_value())
                     sync_op = self._sync_token_queue.enqueue_many((tokens,))
