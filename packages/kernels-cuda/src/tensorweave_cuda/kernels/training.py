@@ -1,0 +1,195 @@
+"""GPU kernels for the fused optimizer updates (ResourceApply*, ResourceSparseApply*).
+
+Each dense update is one ElementwiseKernel that reads the gradient and slots once and writes them once
+(numpy needs a temporary per step); float16 is computed in float32. A sparse update sums duplicate rows
+(unique + the atomic scatter), then runs the same formula, written once below, over the given rows only, as
+an ElementwiseKernel indexing the slots raw. Sparse Adam decays every row's moments, as TF1's does.
+Locking and copy-on-write follow the CPU kernels.
+"""
+
+import functools
+
+import numpy as np
+
+from tensorweave.extension import SLOTS, UPDATES, KernelSet, errors, sparse_inputs
+
+from tensorweave_cuda.kernels import compile as cc
+from tensorweave_cuda.kernels.scatter import scatter_add_into
+from tensorweave_cuda.kernels.variables import check_rows, locked, owned_value, variable_of
+
+KERNELS = KernelSet("GPU", priority=10)
+
+# The formulas (TF's training_ops.cc) on one element; A is the compute type (float for float16).
+FORMULAS = {
+    "GradientDescent": "var = (T)((A)var - (A)alpha * (A)delta);",
+    "Momentum": """
+        A a = (A)accum * (A)momentum + (A)grad;
+        accum = (T)a;
+        A step = use_nesterov ? ((A)(T)a * (A)momentum + (A)grad) * (A)lr : (A)(T)a * (A)lr;
+        var = (T)((A)var - step);""",
+    "Adagrad": """
+        A a = (A)accum;
+        if (update_slots) { a += (A)grad * (A)grad; accum = (T)a; }
+        var = (T)((A)var - (A)lr * (A)grad / sqrt((A)(T)a));""",
+    "Adam": """
+        A alpha = (A)lr * sqrt((A)1 - (A)beta2_power) / ((A)1 - (A)beta1_power);
+        A g = (A)grad;
+        A m1 = (A)m + (g - (A)m) * ((A)1 - (A)beta1);
+        A v1 = (A)v + (g * g - (A)v) * ((A)1 - (A)beta2);
+        m = (T)m1; v = (T)v1;
+        var = (T)((A)var - alpha * (A)(T)m1 / (sqrt((A)(T)v1) + (A)epsilon));""",
+    "RMSProp": """
+        A g = (A)grad;
+        A ms1 = (A)ms + (g * g - (A)ms) * ((A)1 - (A)rho);
+        ms = (T)ms1;
+        A mom1 = (A)mom * (A)momentum + (A)lr * g / sqrt((A)(T)ms1 + (A)epsilon);
+        mom = (T)mom1;
+        var = (T)((A)var - (A)(T)mom1);""",
+    "CenteredRMSProp": """
+        A g = (A)grad;
+        A ms1 = (A)ms + (g * g - (A)ms) * ((A)1 - (A)rho);
+        A mg1 = (A)mg + (g - (A)mg) * ((A)1 - (A)rho);
+        ms = (T)ms1; mg = (T)mg1;
+        A denominator = (A)(T)ms1 - (A)(T)mg1 * (A)(T)mg1 + (A)epsilon;
+        A mom1 = (A)mom * (A)momentum + (A)lr * g / sqrt(denominator);
+        mom = (T)mom1;
+        var = (T)((A)var - (A)(T)mom1);""",
+}
+OPTIONS = {"Momentum": ("use_nesterov",), "Adagrad": ("update_slots",)}
+
+# Sparse Adam's own steps: the given rows' moments get the gradient after every row decayed.
+ADAM_ROWS = "m = (T)((A)m + (A)grad * ((A)1 - (A)beta1)); v = (T)((A)v + (A)grad * (A)grad * ((A)1 - (A)beta2));"
+ADAM_STEP = """
+        A alpha = (A)lr * sqrt((A)1 - (A)beta2_power) / ((A)1 - (A)beta1_power);
+        var = (T)((A)var - alpha * (A)m / (sqrt((A)v) + (A)epsilon));"""
+
+PREAMBLE = """
+template <typename T> struct tw_acc { typedef T type; };
+template <> struct tw_acc<float16> { typedef float type; };
+"""
+
+
+def parameters(optimizer):
+    """(slots, scalars, options) of an optimizer's dense update, in the op's input order."""
+    names = UPDATES[optimizer][0]
+    slots = [n for n in names if n in SLOTS]
+    scalars = [n for n in names if n not in SLOTS and n not in ("grad", "delta")]
+    return slots, scalars, OPTIONS.get(optimizer, ())
+
+
+def dense_params(slots, inputs, options, body):
+    """ElementwiseKernel (in_params, out_params, operation) for ``body`` over whole slots."""
+    in_params = ", ".join([f"T {n}" for n in inputs] + [f"int32 {o}" for o in options])
+    out_params = ", ".join(f"T {s}" for s in slots)
+    return in_params, out_params, "typedef typename tw_acc<T>::type A;\n" + body
+
+
+def sparse_params(slots, inputs, options, body):
+    """The same over the rows named by ``rows``: the slots are raw, each element found from its row id."""
+    in_params = ", ".join([f"T {n}" for n in inputs] + ["raw I rows", "int64 inner"] + [f"int32 {o}" for o in options])
+    out_params = ", ".join(f"raw T {s}_all" for s in slots)
+    locate = "long long at = (long long)rows[i / inner] * inner + i % inner;\n" + "".join(
+        f"T& {s} = {s}_all[at];\n" for s in slots)
+    return in_params, out_params, "typedef typename tw_acc<T>::type A;\n" + locate + body
+
+
+@functools.lru_cache(maxsize=None)
+def elementwise(name, in_params, out_params, operation):
+    import cupy
+    return cupy.ElementwiseKernel(in_params, out_params, operation, f"tensorweave_{name}", preamble=PREAMBLE)
+
+
+def _dense_kernel(optimizer, sparse):
+    slots, scalars, options = parameters(optimizer)
+    grad_name = "delta" if optimizer == "GradientDescent" else "grad"
+    build_params = sparse_params if sparse else dense_params
+    return f"{optimizer}{'_rows' if sparse else ''}", build_params(slots, scalars + [grad_name], options,
+                                                                  FORMULAS[optimizer])
+
+
+def summed_rows(indices, grad, var_shape, xp):
+    """Unique row ids and their summed gradient rows [ids, inner] (the ids as given when none repeats)."""
+    indices = indices.reshape(-1)
+    inner = int(np.prod(var_shape[1:], dtype=np.int64))
+    if grad.size != indices.size * inner:
+        raise errors.InvalidArgumentError(None, None, (
+            f"sparse update of a variable of shape {list(var_shape)}: {indices.size} row ids but gradient rows of "
+            f"shape {list(grad.shape)}"))
+    grad = xp.ascontiguousarray(grad).reshape(indices.size, inner)
+    check_rows(indices, var_shape[0], "sparse optimizer update")
+    unique, inverse = xp.unique(indices, return_inverse=True)
+    if unique.size == indices.size:
+        return indices, grad
+    summed = xp.zeros((unique.size, inner), dtype=grad.dtype)
+    scatter_add_into(summed, grad, inverse.reshape(-1).astype(indices.dtype, copy=False), indices.size, inner)
+    return unique, summed
+
+
+def _check_shapes(names, arrays, grad, sparse):
+    var = arrays[0]
+    for name, slot in zip(names[1:], arrays[1:]):
+        if slot.shape != var.shape:
+            raise errors.InvalidArgumentError(None, None, (
+                f"var and {name} do not have the same shape: {list(var.shape)} {list(slot.shape)}"))
+    if sparse:
+        if var.ndim == 0:
+            raise errors.InvalidArgumentError(None, None, "a sparse update needs a variable of rank 1 or more")
+    elif grad.shape != var.shape:
+        raise errors.InvalidArgumentError(None, None, (
+            f"var and grad do not have the same shape: {list(var.shape)} {list(grad.shape)}"))
+
+
+def _kernel(optimizer, sparse):
+    slots, scalars, options = parameters(optimizer)
+    names = sparse_inputs(UPDATES[optimizer][0]) if sparse else UPDATES[optimizer][0]
+    grad_at = names.index("grad" if "grad" in names else "delta") - len(slots)
+    kernel_name, params = _dense_kernel(optimizer, sparse)
+
+    def build(node):
+        dtype = node.attrs["T"]
+        locking = node.attrs["use_locking"]
+        flags = [np.int32(bool(node.attrs[o])) for o in options]
+        xp = node.device.array_module
+
+        def compute(*inputs):
+            variables = [variable_of(h, dtype) for h in inputs[:len(slots)]]
+            rest = list(inputs[len(slots):])
+            indices = rest.pop(grad_at + 1) if sparse else None
+            grad = rest.pop(grad_at)
+            values = [xp.asarray(v, dtype=dtype.as_numpy_dtype) for v in rest]  # the scalars, in order
+            with locked(variables, locking):
+                arrays = [owned_value(v) for v in variables]
+                _check_shapes(slots, arrays, grad, sparse)
+                for v, array in zip(variables, arrays):
+                    if not array.flags.c_contiguous:
+                        v.value = xp.ascontiguousarray(array)
+                arrays = [v.value for v in variables]
+                if not sparse:
+                    elementwise(kernel_name, *params)(*values, grad, *flags, *arrays)
+                    return
+                rows, summed = summed_rows(indices, grad, arrays[0].shape, xp)
+                inner = np.int64(summed.shape[1])
+                if optimizer == "Adam":
+                    _sparse_adam(arrays, dict(zip(scalars, values)), summed, rows, inner)
+                    return
+                elementwise(kernel_name, *params)(*values, summed, rows, inner, *flags, *arrays)
+        return compute
+    return build
+
+
+def _sparse_adam(arrays, scalars, summed, rows, inner):
+    var, m, v = arrays
+    m *= scalars["beta1"]
+    v *= scalars["beta2"]
+    rows_kernel = elementwise("Adam_moment_rows", *sparse_params(["m", "v"], ["beta1", "beta2", "grad"], (),
+                                                                 ADAM_ROWS))
+    rows_kernel(scalars["beta1"], scalars["beta2"], summed, rows, inner, m, v)
+    step = elementwise("Adam_step", *dense_params(["var"], ["m", "v", "beta1_power", "beta2_power", "lr",
+                                                            "epsilon"], (), ADAM_STEP))
+    step(m, v, scalars["beta1_power"], scalars["beta2_power"], scalars["lr"], scalars["epsilon"], var)
+
+
+for _optimizer in UPDATES:
+    for _sparse in (False, True):
+        KERNELS.add(f"Resource{'Sparse' if _sparse else ''}Apply{_optimizer}", build=_kernel(_optimizer, _sparse),
+                    dtypes=list(cc.FLOATS))
