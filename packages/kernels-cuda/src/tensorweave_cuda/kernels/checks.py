@@ -24,11 +24,3 @@ def first_out_of_range(indices, lower, upper):
     at = int(_first_bad_kernel()(indices.reshape(-1), lower, int(upper)))
     return None if at == _NONE else at
 
-
-def first_out_of_range_host(indices, lower, upper):
-    """The same rule on a numpy array: what the GPU reduction must agree with (used by tests and the CPU side)."""
-    import numpy as np
-    flat = np.asarray(indices).reshape(-1)
-    bad = (flat >= upper) if lower is None else ((flat < lower) | (flat >= upper))
-    hits = np.flatnonzero(bad)
-    return int(hits[0]) if hits.size else None
