@@ -1,5 +1,6 @@
 """Kernels of the collective ops, for every device type: asynchronous, they hand host copies of their inputs
 to the process's collective controller and complete when the batch carrying them has run on every rank.
+Tensors on a device that offers a collective backend (NCCL on GPUs) stay on it and travel by that backend.
 
 The all-reduce algorithm is the op's ``algorithm`` attr if set, else the session's (``twd.ConfigProto(
 allreduce_algorithm=...)``), else ``TENSORWEAVE_ALLREDUCE_ALGORITHM`` / ``init(algorithm=)``, else ``auto``.
@@ -25,6 +26,16 @@ def _algorithm(attr, config, world):
     return attr or getattr(config, "allreduce_algorithm", None) or world.settings.algorithm
 
 
+def device_backend(device, kind, inputs, op, compression):
+    """The device's own collective backend (``device.collective_backend()``: NCCL for GPU tensors) when it can
+    carry this collective, else None: the tensors go to the host and through MPI."""
+    provider = getattr(device, "collective_backend", None)
+    backend = provider() if provider is not None else None
+    if backend is None or not backend.supports(kind, inputs, op, compression):
+        return None
+    return backend
+
+
 def _build(node):
     attrs = node.attrs
     kind = _KINDS[node.op_type]
@@ -43,7 +54,8 @@ def _build(node):
         if kind == "broadcast" and not 0 <= root < world.size:
             raise ValueError(f"root_rank {root} is not a rank of this job (ranks 0..{world.size - 1})")
         name = base if not ctx.frame_id else f"{base}@{ctx.frame_id}:{ctx.iteration}"
-        arrays = [np.asarray(device.to_host(x)) for x in inputs]
+        backend = device_backend(device, kind, inputs, op, compression)
+        arrays = list(inputs) if backend is not None else [np.asarray(device.to_host(x)) for x in inputs]
         algorithm = _algorithm(algorithm_attr, config, world) if kind == "allreduce" else "auto"
         finished = [False]
         lock = threading.Lock()
@@ -59,14 +71,15 @@ def _build(node):
             done(result)
 
         def arrived(error, values):
-            finish(error if error is not None else [device.from_host(v) for v in values])
+            finish(error if error is not None else [device.from_host(v) if isinstance(v, np.ndarray) else v
+                                                    for v in values])
 
         token[0] = ctx.cancellation.register(finish)
         if token[0] is None:
             done(ctx.cancelled_error())
             return
         try:
-            world.collectives.submit([Request(name, kind, arrays, arrived, op, root, algorithm, compression)])
+            world.collectives.submit([Request(name, kind, arrays, arrived, op, root, algorithm, compression, backend)])
         except Exception as e:
             finish(e)
 

@@ -18,11 +18,17 @@ _TAG_STRIDE = 4096
 
 
 class Request:
-    """One op's collective: its tensors travel and are negotiated together; ``callback(error, results)``."""
+    """One op's collective: its tensors travel and are negotiated together; ``callback(error, results)``.
 
-    __slots__ = ("name", "kind", "arrays", "op", "root", "algorithm", "compression", "callback")
+    ``backend`` (optional): the tensors' device's collective backend (NCCL for GPU tensors), with ``name``,
+    ``run(batch, groups, comm)`` (a generator like ``execute.run``) and ``to_host(array)``; ``arrays`` are then
+    device arrays. It runs the batch when every rank's request names the same backend, else MPI does, on host
+    copies."""
 
-    def __init__(self, name, kind, arrays, callback, op="sum", root=0, algorithm="auto", compression="none"):
+    __slots__ = ("name", "kind", "arrays", "op", "root", "algorithm", "compression", "callback", "backend")
+
+    def __init__(self, name, kind, arrays, callback, op="sum", root=0, algorithm="auto", compression="none",
+                 backend=None):
         self.name = name
         self.kind = kind
         self.arrays = arrays
@@ -31,10 +37,17 @@ class Request:
         self.algorithm = algorithm
         self.compression = compression
         self.callback = callback
+        self.backend = backend
 
     def descriptor(self):
         return (self.kind, tuple((a.dtype.str, a.shape) for a in self.arrays), self.op, self.root, self.algorithm,
-                self.compression)
+                self.compression, self.backend.name if self.backend is not None else "")
+
+    def host_arrays(self):
+        """The arrays as MPI sends them (host copies of device arrays)."""
+        if self.backend is None:
+            return self.arrays
+        return [self.backend.to_host(a) for a in self.arrays]
 
 
 class Controller:
@@ -132,8 +145,11 @@ class Controller:
             self._sequence += 1
             self.world.engine.hot += 1
             tag = (sequence % _TAG_STRIDE) * _TAG_STRIDE
-            generator = execute.run(batch, [r.arrays for r in requests], self.comm, self.scratch, tag, self.counter,
-                                    self.pool)
+            if batch.backend:
+                generator = requests[0].backend.run(batch, [r.arrays for r in requests], self.comm)
+            else:
+                generator = execute.run(batch, [r.host_arrays() for r in requests], self.comm, self.scratch, tag,
+                                        self.counter, self.pool)
             self.world.engine.spawn(generator, lambda error, results, rs=requests, b=batch, seq=sequence:
                                     self._finished(rs, _located(error, b), results, seq))
 

@@ -13,9 +13,12 @@ from tensorweave_distributed.reduction import finish_mean, from_wire, mpi_op, re
 
 
 class Batch:
-    __slots__ = ("kind", "names", "algorithm", "op", "root", "compression", "extras", "error")
+    """``backend``: the name of the device backend (e.g. NCCL) every rank's requests asked for, or "" for MPI."""
 
-    def __init__(self, kind, names, algorithm="", op="", root=0, compression="none", extras=None, error=None):
+    __slots__ = ("kind", "names", "algorithm", "op", "root", "compression", "extras", "error", "backend")
+
+    def __init__(self, kind, names, algorithm="", op="", root=0, compression="none", extras=None, error=None,
+                 backend=""):
         self.kind = kind
         self.names = names
         self.algorithm = algorithm
@@ -24,6 +27,7 @@ class Batch:
         self.compression = compression
         self.extras = extras
         self.error = error
+        self.backend = backend
 
     def __getstate__(self):
         return tuple(getattr(self, s) for s in self.__slots__)

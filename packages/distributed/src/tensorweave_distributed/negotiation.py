@@ -95,28 +95,36 @@ def _wire_itemsize(dtype, compression):
     return wire_dtype(dtype, compression).itemsize
 
 
+def common_backend(descriptors):
+    """The device backend every rank asked for (a descriptor's optional 7th field), else "" (MPI on host copies)."""
+    backends = {d[6] if len(d) > 6 else "" for d in descriptors}
+    return backends.pop() if len(backends) == 1 else ""
+
+
 def plan_batches(ready, settings):
     """Batches, in order, for ``ready``: [(name, [descriptor of each rank])]."""
     batches, sizes, current_key = [], [], None
     for name, descriptors in ready:
         error = check_agreement(name, descriptors)
-        kind, members, op, root, algorithm, compression = descriptors[0]
+        kind, members, op, root, algorithm, compression = descriptors[0][:6]
+        backend = common_backend(descriptors)
         if error is not None or kind in ("allgather", "reduce_scatter"):
             extras = None
             if error is None and kind == "allgather":
                 extras = [[d[1][i][1][0] if d[1][i][1] else 1 for d in descriptors] for i in range(len(members))]
-            batches.append(Batch(kind, [name], op=op, compression=compression, extras=extras, error=error))
+            batches.append(Batch(kind, [name], op=op, compression=compression, extras=extras, error=error,
+                                 backend=backend))
             sizes.append(0)
             current_key = None
             continue
         nbytes = sum(math.prod(shape) * _wire_itemsize(dtype, compression) for dtype, shape in members)
-        key = (kind, root) if kind == "broadcast" else (kind, op, algorithm, compression)
+        key = (kind, root, backend) if kind == "broadcast" else (kind, op, algorithm, compression, backend)
         threshold = settings.fusion_threshold
         if key == current_key and threshold and sizes[-1] + nbytes <= threshold:
             batches[-1].names.append(name)
             sizes[-1] += nbytes
             continue
-        batches.append(Batch(kind, [name], algorithm, op, root, compression))
+        batches.append(Batch(kind, [name], algorithm, op, root, compression, backend=backend))
         sizes.append(nbytes)
         current_key = key
     for batch, nbytes in zip(batches, sizes):
