@@ -7,7 +7,9 @@ import pytest
 from tensorweave import plugins
 from tensorweave.extension import Device, hookimpl
 
+from tensorweave_cpu.kernels import training
 from tensorweave_cuda import probe
+from tensorweave_cuda.generic import retarget
 from tensorweave_cuda.plugin import DEVICE_PRIORITY, gpu_kernels
 from tensorweave_cuda.transfers import is_host_array
 
@@ -45,13 +47,18 @@ class StandInGPU(Device):
 
 
 class StandInPlugin:
-    """The GPU plugin's kernel set (without the CUDA-only modules) on the stand-in device, ranked as the GPU."""
+    """The GPU plugin's kernel set (without the CUDA-only modules) on the stand-in device, ranked as the GPU.
+
+    In place of the CUDA optimizer kernels it gets the CPU package's numpy ones (numpy is its array module), so
+    a model's variables live on it as they do on a GPU: placement is per plan, and a variable initialized on one
+    device must not be updated by a later plan on another."""
 
     devices = []
 
     @hookimpl
     def tensorweave_register_kernels(self, registrar):
         registrar.add_kernels(gpu_kernels(STAND_IN, include_cuda=False)[0])
+        registrar.add_kernels(retarget(k, STAND_IN, k.priority) for k in training.KERNELS)
 
     @hookimpl
     def tensorweave_register_devices(self, registrar):

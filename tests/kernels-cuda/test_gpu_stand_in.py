@@ -1,0 +1,171 @@
+"""The GPU kernel set, placement preference and device-memory copies, run for real on a numpy stand-in for the
+GPU (``conftest.StandInGPU``: memory of its own, numpy as its array module). The same registrations serve cupy
+on a GPU; here they show the kernels bind their attrs, place above the CPU and copy across the edges."""
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.extension import apply_op
+
+from conftest import STAND_IN
+
+ON_STAND_IN = f"/device:{STAND_IN}:0"
+
+
+def _config(stand_in_devices=1, log=False):
+    return tf.ConfigProto(device_count={STAND_IN: stand_in_devices}, allow_soft_placement=True,
+                          log_device_placement=log)
+
+
+def _placements(stderr):
+    """op name -> device short name from log_device_placement lines."""
+    out = {}
+    for line in stderr.splitlines():
+        if ": (" in line and "/device:" in line:
+            name, rest = line.split(": (", 1)
+            out[name] = rest.split("/device:")[-1]
+    return out
+
+
+def _mlp(seed=3):
+    tf.set_random_seed(seed)
+    images = tf.placeholder(tf.float32, [None, 64])
+    labels = tf.placeholder(tf.int64, [None])
+    hidden = tf.layers.dense(images, 32, activation=tf.nn.relu, name="hidden")
+    logits = tf.layers.dense(hidden, 10, name="logits")
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    return images, labels, loss, train
+
+
+def _train(config, steps=5):
+    images, labels, loss, train = _mlp()
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((16, 64)).astype(np.float32), rng.integers(0, 10, 16)
+    with tf.Session(config=config) as s:
+        s.run(tf.global_variables_initializer())
+        return [s.run([loss, train], {images: x, labels: y})[0] for _ in range(steps)]
+
+
+def test_training_places_ops_with_a_gpu_kernel_on_the_gpu_and_matches_the_cpu(stand_in, capfd):
+    on_cpu = _train(_config(0))
+    tf.reset_default_graph()
+    capfd.readouterr()
+    on_gpu = _train(_config(1, log=True))
+    where = _placements(capfd.readouterr().err)
+    np.testing.assert_allclose(on_gpu, on_cpu, rtol=1e-6)
+    assert on_gpu[-1] < on_gpu[0]
+    assert where["hidden/MatMul"] == f"{STAND_IN}:0" and where["hidden/Relu"] == f"{STAND_IN}:0"
+    assert where["SparseSoftmaxCrossEntropyWithLogits/SparseSoftmaxCrossEntropyWithLogits"] == f"{STAND_IN}:0"
+    assert where["hidden/kernel"] == where["GradientDescent/update_hidden/kernel/ResourceApplyGradientDescent"] \
+        == f"{STAND_IN}:0"
+    assert where["hidden/kernel/Initializer/random_uniform/RandomUniform"] == "CPU:0"  # a host op, copied over
+    device = stand_in.devices[0]
+    # Feeds, initial values and the fetched loss cross the edge; the weights never leave the device.
+    assert device.copies_in >= 2 * 5 + 2 and device.copies_out >= 5
+    assert {"MatMul", "Relu", "ReluGrad", "BiasAdd", "Mean", "AssignVariableOp", "ReadVariableOp"} <= set(device.bound)
+
+
+def test_string_ops_stay_on_the_host_and_numbers_go_to_the_gpu(stand_in, capfd):
+    word_in, number_in = tf.placeholder(tf.string, [2]), tf.placeholder(tf.float32, [2])
+    word = tf.identity(word_in, name="word")
+    number = tf.identity(number_in, name="number")
+    with tf.Session(config=_config(log=True)) as s:
+        got_word, got_number = s.run([word, number], {word_in: ["a", "bc"], number_in: [1.5, 2.5]})
+    where = _placements(capfd.readouterr().err)
+    assert where["word"] == "CPU:0" and where["number"] == f"{STAND_IN}:0"
+    assert got_word.tolist() == ["a", "bc"] and got_number.tolist() == [1.5, 2.5]
+
+
+def test_a_constant_is_copied_to_the_device_once_when_its_kernel_is_built(stand_in):
+    with tf.device(ON_STAND_IN):
+        y = tf.constant(np.arange(4.0)) * 2.0
+    with tf.Session(config=_config()) as s:
+        first = s.run(y)
+        copies = stand_in.devices[0].copies_in
+        second = s.run(y)
+        assert stand_in.devices[0].copies_in == copies
+    assert first.tolist() == second.tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
+def _variable_program():
+    with tf.device(ON_STAND_IN):
+        v = tf.Variable(np.arange(1.0, 9.0).reshape(4, 2), name="v")
+        counter = tf.Variable(np.int32(0), name="counter")
+        steps = [
+            v.assign(np.full((4, 2), 2.0)),
+            v.assign_add(np.ones((4, 2))),
+            v.assign_sub(np.full((4, 2), 0.5)),
+            tf.scatter_update(v, [3], [[7.0, 8.0]]),
+            tf.scatter_add(v, [0, 0, 2], [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]),
+            tf.scatter_sub(v, [1], [[0.5, 0.5]]),
+            tf.scatter_mul(v, [2, 2], [[2.0, 3.0], [4.0, 5.0]]),
+            tf.scatter_div(v, [0, 3, 0], [[2.0, 2.0], [4.0, 8.0], [5.0, 1.0]]),
+            tf.scatter_min(v, [1], [[1.0, 9.0]]),
+            tf.scatter_max(v, [3], [[0.0, 5.0]]),
+            v[1:3, 0].assign([10.0, 20.0]),
+        ]
+        count = tf.count_up_to(counter, 3)
+        shape = apply_op("VariableShape", [v.handle])
+        initialized = tf.is_variable_initialized(v)
+    return v, steps, count, shape, initialized
+
+
+def _run_variable_program(config):
+    v, steps, count, shape, initialized = _variable_program()
+    with tf.Session(config=config) as s:
+        before = s.run(initialized)
+        s.run(tf.global_variables_initializer())
+        values = [s.run(step).copy() if step is not None else None for step in steps]
+        values = [s.run(v.read_value()) if x is None else x for x in values]
+        counted = [s.run(count) for _ in range(3)]
+        with pytest.raises(tf.errors.OutOfRangeError, match="Reached limit of 3"):
+            s.run(count)
+        return before, values, counted, s.run(shape), s.run(initialized)
+
+
+def test_variable_updates_and_scatters_on_the_gpu_match_the_cpu_kernels(stand_in):
+    want = _run_variable_program(_config(0))
+    tf.reset_default_graph()
+    got = _run_variable_program(_config(1))
+    assert got[0] == want[0] == False  # noqa: E712 - numpy bools
+    for g, w in zip(got[1], want[1]):
+        np.testing.assert_array_equal(g, w)
+    assert got[2] == want[2] == [0, 1, 2]
+    assert got[3].tolist() == want[3].tolist() == [4, 2] and got[4] == want[4] == True  # noqa: E712
+    np.testing.assert_allclose(want[1][-1], [[0.55, 2.75], [10.0, 2.0], [20.0, 82.5], [1.75, 5.0]])
+    bound = set(stand_in.devices[0].bound)
+    assert {"AssignVariableOp", "AssignAddVariableOp", "ResourceScatterMul", "ResourceScatterDiv",
+            "ResourceScatterMin", "ResourceCountUpTo", "ResourceStridedSliceAssign", "VariableShape",
+            "VarIsInitializedOp"} <= bound
+
+
+def test_unique_segment_sum_and_range_forms_match_the_cpu(stand_in):
+    def program():  # fed, so that constant folding leaves the ops to run
+        x, data, limit = tf.placeholder(tf.int32, [6]), tf.placeholder(tf.float16, [3, 2]), tf.placeholder(tf.int32)
+        with tf.device(ON_STAND_IN):
+            values, idx, counts = tf.unique_with_counts(x)
+            seg = tf.segment_sum(data, tf.constant([0, 0, 2]))
+            r = tf.range(2, limit, 3)
+        feed = {x: [5, 3, 5, 1, 3, 3], data: [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], limit: 11}
+        return [values, idx, counts, seg, r], feed
+
+    want = tf.Session(config=_config(0)).run(*program())
+    tf.reset_default_graph()
+    got = tf.Session(config=_config(1)).run(*program())
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.tolist() == w.tolist()
+    assert got[0].tolist() == [5, 3, 1] and got[1].tolist() == [0, 1, 0, 2, 1, 1] and got[2].tolist() == [2, 3, 1]
+    assert got[3].tolist() == [[4.0, 6.0], [0.0, 0.0], [5.0, 6.0]] and got[4].tolist() == [2, 5, 8]
+    assert {"UniqueWithCounts", "SegmentSum", "Range"} <= set(stand_in.devices[0].bound)
+
+
+def test_an_unsorted_segment_id_is_refused_with_the_cpu_message(stand_in):
+    ids = tf.placeholder(tf.int32, [3])
+    with tf.device(ON_STAND_IN):
+        seg = tf.segment_sum(tf.constant([1.0, 2.0, 3.0]), ids)
+    with tf.Session(config=_config()) as s:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="segment ids must be non-negative and sorted"):
+            s.run(seg, {ids: [1, 0, 1]})
+    assert "SegmentSum" in stand_in.devices[0].bound
