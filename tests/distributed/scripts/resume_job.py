@@ -1,0 +1,77 @@
+"""1 ps + 2 workers training a linear regression asynchronously through tf.train.MonitoredTrainingSession up to
+a global step limit, the chief checkpointing every few steps; meant to run under ``tensorweave-run``.
+
+Arguments: checkpoint_dir last_step save_steps kill_step. With kill_step > 0, worker 1 SIGKILLs itself on the
+launcher's first attempt once the global step reached kill_step, half-way to the next checkpoint; the restarted job's
+chief restores that checkpoint and training goes on to last_step. Each batch is drawn from the global step
+the worker last saw (and its task), so an interrupted run and an uninterrupted one train on the same data.
+"""
+
+import os
+import signal
+import sys
+
+import numpy as np
+from mpi_common import start_ps_cluster
+
+import tensorweave as tf
+
+checkpoint_dir, last_step, save_steps, kill_step = sys.argv[1], *map(int, sys.argv[2:5])
+attempt = int(os.environ.get("TENSORWEAVE_RESTART", "0"))
+cluster, job, task, server = start_ps_cluster(heartbeat_interval=0.5, heartbeat_timeout=10.0)
+
+if job == "ps":
+    server.join()
+    print(f"attempt {attempt}: ps joined", flush=True)
+    sys.exit(0)
+
+TRUE_W, TRUE_B = np.array([[2.0], [-3.0], [0.5]], np.float32), 1.0
+
+
+def batch(seed, n=16):
+    rng = np.random.RandomState(seed)
+    xs = rng.randn(n, 3).astype(np.float32)
+    return xs, xs @ TRUE_W + TRUE_B + 0.1 * rng.randn(n, 1).astype(np.float32)
+
+
+with tf.device(tf.train.replica_device_setter(cluster=cluster, worker_device=f"/job:worker/task:{task}")):
+    w = tf.get_variable("w", shape=[3, 1], initializer=tf.zeros_initializer())
+    b = tf.get_variable("b", shape=[1], initializer=tf.zeros_initializer())
+    step = tf.train.get_or_create_global_step()
+    x = tf.placeholder(tf.float32, [None, 3])
+    y = tf.placeholder(tf.float32, [None, 1])
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
+    train = tf.train.GradientDescentOptimizer(0.02).minimize(loss, global_step=step)
+
+
+class Report(tf.train.SessionRunHook):
+    """The chief's first hook: the global step its session starts from (restored, or 0)."""
+
+    def after_create_session(self, session, coord):
+        print(f"attempt {attempt}: chief started at global step {int(session.run(step))}", flush=True)
+
+
+restoring = tf.train.latest_checkpoint(checkpoint_dir) if task == 0 else None
+if restoring:
+    print(f"attempt {attempt}: chief restores {os.path.basename(restoring)}", flush=True)
+with tf.train.MonitoredTrainingSession(master=server.target, is_chief=(task == 0), checkpoint_dir=checkpoint_dir,
+                                       save_checkpoint_steps=save_steps, save_summaries_steps=None,
+                                       log_step_count_steps=0, chief_only_hooks=[Report()],
+                                       hooks=[tf.train.StopAtStepHook(last_step=last_step)]) as sess:
+    seen = 0
+    while not sess.should_stop():
+        latest = kill_step and attempt == 0 and task == 1 and seen >= kill_step and \
+            tf.train.latest_checkpoint(checkpoint_dir)
+        if latest and seen >= int(latest.rsplit("-", 1)[1]) + save_steps // 2:  # mid-way between checkpoints
+            print(f"attempt 0: worker 1 kills itself at global step {seen}, latest checkpoint "
+                  f"{os.path.basename(latest)}", flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+        xs, ys = batch(2 * seen + task)
+        _, seen = sess.run([train, step], {x: xs, y: ys})
+        print(f"attempt {attempt}: worker {task} global step {seen}", flush=True)
+
+if task == 0:
+    with tf.Session(server.target) as sess:
+        xs, ys = batch(10_000, n=256)
+        final_loss, final_step = sess.run([loss, step], {x: xs, y: ys})
+    print(f"attempt {attempt}: final global step {final_step}, final loss {final_loss:.6f}", flush=True)
