@@ -13,11 +13,11 @@ def start(**settings):
     return twd.rank(), twd.size()
 
 
-def start_ps_cluster(**settings):
-    """Rank 0 is the ps task, the others workers: (cluster, job, task, server) for a 1 ps + 2 workers job."""
+def start_ps_cluster(num_ps=1, **settings):
+    """Ranks 0..num_ps-1 are the ps tasks, the others 2 workers: (cluster, job, task, server)."""
     import tensorweave as tf
     rank, size = start(**settings)
-    assert size == 3, "this job needs 3 ranks"
-    cluster = tf.train.ClusterSpec.from_mpi(num_ps=1)
-    job, task = ("ps", 0) if rank == 0 else ("worker", rank - 1)
+    assert size == num_ps + 2, f"this job needs {num_ps + 2} ranks ({num_ps} ps + 2 workers)"
+    cluster = tf.train.ClusterSpec.from_mpi(num_ps=num_ps)
+    job, task = ("ps", rank) if rank < num_ps else ("worker", rank - num_ps)
     return cluster, job, task, tf.train.Server(cluster, job_name=job, task_index=task)
