@@ -2,6 +2,7 @@
 loses a worker to SIGKILL, is restarted, resumes from the chief's checkpoint and ends where an uninterrupted
 run ends."""
 
+import io
 import os
 import re
 import signal
@@ -37,7 +38,8 @@ def test_a_python_command_runs_under_mpi4py_with_this_interpreter():
         == ["mpiexec", "-n", "2", "/opt/py/bin/python3.11", "-u", "-W", "ignore", "-m", "mpi4py", "-m", "pkg.train"]
     already = ["mpiexec", "-n", "2", sys.executable, "-m", "mpi4py", "t.py"]
     assert launcher.job_command("mpiexec", 2, [sys.executable, "-m", "mpi4py", "t.py"]) == already
-    assert launcher.job_command("mpiexec", 3, ["./train.sh", "python"]) == ["mpiexec", "-n", "3", "./train.sh", "python"]
+    not_python = ["./train.sh", "python"]
+    assert launcher.job_command("mpiexec", 3, not_python) == ["mpiexec", "-n", "3", *not_python]
 
 
 def test_options_and_the_command_after_the_double_dash():
@@ -89,6 +91,20 @@ def test_exit_statuses_in_words():
 
 
 # ---- restarts --------------------------------------------------------------------------------------------------
+def test_the_launcher_counts_attempts_and_reports_the_final_status():
+    out = io.StringIO()  # a plain process in place of mpiexec: fails until its third attempt
+    script = "import os, sys; sys.exit(0 if os.environ['TENSORWEAVE_RESTART'] == '2' else 5)"
+    assert launcher.Launcher([sys.executable, "-c", script], restarts=3, restart_delay=0, out=out).run() == 0
+    lines = out.getvalue().splitlines()
+    assert re.findall(r"attempt (\d) of 4 failed: exit status 5;", out.getvalue()) == ["1", "2"]
+    assert lines[-1] == "tensorweave-run: the job finished on attempt 3 of 4 (2 restarts)"
+    out = io.StringIO()
+    suicide = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    assert launcher.Launcher([sys.executable, "-c", suicide], out=out).run() == 128 + 9
+    assert out.getvalue().splitlines()[-1] == ("tensorweave-run: attempt 1 of 1 failed: mpiexec was killed by signal 9 "
+                                               "(SIGKILL); no restarts left (--restarts 0), giving up")
+
+
 def test_a_job_that_always_fails_uses_up_its_restarts():
     status, output = tensorweave_run("-n", 2, "--restarts", 2, "--restart-delay", 0, "--", "python",
                                      SCRIPTS / "launcher_job.py", "fail")

@@ -7,6 +7,7 @@ runs as ``python -m mpi4py`` so that an exception on one rank aborts all of them
 """
 
 import argparse
+import contextlib
 import os
 import re
 import shlex
@@ -112,10 +113,10 @@ def _signal_name(number):
 class Launcher:
     """Runs the job, restarting it after failures; SIGINT/SIGTERM go to mpiexec and stop the restarts."""
 
-    def __init__(self, command, restarts=0, restart_delay=1.0, env=None, out=sys.stderr):
+    def __init__(self, command, restarts=0, restart_delay=1.0, env=None, out=None):
         self.command, self.restarts, self.restart_delay = command, restarts, restart_delay
         self.env = dict(os.environ if env is None else env)
-        self.out = out
+        self.out = out or sys.stderr
         self.interrupted = None
         self._proc = None
 
@@ -124,7 +125,7 @@ class Launcher:
 
     def run(self):
         """The job's final exit status (0 when an attempt succeeded)."""
-        with _forwarding(self._on_signal):
+        with _forwarding_signals(self._on_signal):
             attempt = 0
             while True:
                 status = self._attempt(attempt)
@@ -162,6 +163,8 @@ class Launcher:
     def _run_once(self, attempt):
         env = dict(self.env, **{RESTART_ENV: str(attempt), MAX_RESTARTS_ENV: str(self.restarts)})
         self._proc = subprocess.Popen(self.command, env=env)
+        if self.interrupted:  # the signal came while the job was starting
+            self._proc.send_signal(self.interrupted)
         try:
             return self._proc.wait()
         finally:
@@ -174,21 +177,15 @@ class Launcher:
             proc.send_signal(signum)  # hydra passes it to the ranks and ends the job
 
 
-class _forwarding:
-    """Installs ``handler`` for SIGINT and SIGTERM while the job runs (main thread only)."""
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self, handler):
-        self.handler, self.previous = handler, {}
-
-    def __enter__(self):
-        for sig in self.SIGNALS:
-            self.previous[sig] = signal.signal(sig, self.handler)
-
-    def __exit__(self, *exc):
-        for sig, previous in self.previous.items():
-            signal.signal(sig, previous)
+@contextlib.contextmanager
+def _forwarding_signals(handler):
+    """``handler`` answers SIGINT and SIGTERM while the job runs (main thread only)."""
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def main(argv=None):
