@@ -1,0 +1,176 @@
+"""Ops run on a device and on the CPU with the same inputs: one case per op family member, each for the dtypes
+it applies to. Used by the GPU comparison tests and, to keep the table itself honest, on the numpy stand-in."""
+
+import zlib
+
+import numpy as np
+
+import tensorweave as tf
+
+FLOATS = ("float16", "float32", "float64")
+INTS = ("int32", "int64")
+TOLERANCE = {"float16": (2e-2, 2e-2), "float32": (1e-4, 1e-5), "float64": (1e-10, 1e-12)}
+
+
+class Case:
+    """``fn(*placeholders)`` -> tensor or list of tensors, fed inputs of ``shapes`` drawn as ``kind``."""
+
+    def __init__(self, name, fn, shapes, dtypes=FLOATS, kind="normal"):
+        self.name, self.fn, self.shapes, self.dtypes, self.kind = name, fn, shapes, dtypes, kind
+
+
+def _grad(f):
+    """d/dx sum(sin(f(x))): the op's gradient kernels (and Cos) on the same device."""
+    return lambda x: tf.gradients(tf.reduce_sum(tf.sin(f(x))), x)[0]
+
+
+def _inputs(case, dtype, rng):
+    out = []
+    for shape in case.shapes:
+        if case.kind == "positive":
+            v = rng.uniform(0.5, 2.0, shape)
+        elif case.kind == "int" or np.dtype(dtype).kind in "iu":
+            v = rng.integers(1 if case.kind == "nonzero" else -5, 6, shape)
+        elif case.kind == "nonzero":
+            v = rng.uniform(0.5, 2.0, shape) * rng.choice([-1, 1], shape)
+        else:
+            v = rng.standard_normal(shape)
+        out.append(np.asarray(v).astype(dtype))
+    return out
+
+
+_IDS = [0, 2, 1, 2]
+
+CASES = [
+    # elementwise, one input
+    *[Case(name, fn, [(3, 5)]) for name, fn in [
+        ("neg", tf.negative), ("abs", tf.abs), ("square", tf.square), ("tanh", tf.tanh), ("exp", tf.exp),
+        ("sigmoid", tf.sigmoid), ("sin", tf.sin), ("cos", tf.cos), ("floor", tf.floor), ("ceil", tf.ceil),
+        ("round", tf.round), ("sign", tf.sign), ("expm1", tf.expm1), ("relu", tf.nn.relu), ("relu6", tf.nn.relu6),
+        ("elu", tf.nn.elu), ("selu", tf.nn.selu), ("softplus", tf.nn.softplus), ("softsign", tf.nn.softsign),
+        ("leaky_relu", lambda x: tf.nn.leaky_relu(x, 0.3)), ("is_finite", tf.is_finite)]],
+    *[Case(name, fn, [(3, 5)], kind="positive") for name, fn in [
+        ("log", tf.log), ("log1p", tf.log1p), ("sqrt", tf.sqrt), ("rsqrt", tf.rsqrt), ("reciprocal", tf.reciprocal)]],
+    *[Case(name, fn, [(4, 3)], dtypes=INTS) for name, fn in [
+        ("neg_int", tf.negative), ("abs_int", tf.abs), ("square_int", tf.square), ("sign_int", tf.sign)]],
+    # elementwise, two or more inputs (broadcasting)
+    *[Case(name, fn, [(3, 5), (5,)], dtypes=FLOATS + INTS) for name, fn in [
+        ("add", tf.add), ("sub", tf.subtract), ("mul", tf.multiply), ("maximum", tf.maximum),
+        ("minimum", tf.minimum), ("squared_difference", tf.squared_difference), ("less", tf.less),
+        ("equal", tf.equal), ("greater_equal", tf.greater_equal)]],
+    Case("realdiv", tf.realdiv, [(3, 5), (5,)], kind="nonzero"),
+    Case("div_no_nan", lambda x, y: tf.div_no_nan(x, y * tf.cast(y > 0, y.dtype)), [(3, 5), (3, 5)]),
+    Case("pow", tf.pow, [(3, 5), (3, 5)], kind="positive"),
+    *[Case(name, fn, [(4, 3), (4, 3)], dtypes=INTS, kind="nonzero") for name, fn in [
+        ("floordiv", tf.floordiv), ("floormod", tf.floormod), ("truncatediv", tf.truncatediv),
+        ("truncatemod", tf.truncatemod)]],
+    Case("logical", lambda x, y: tf.logical_or(tf.logical_and(x > 0, y > 0), tf.logical_not(x > y)),
+         [(4, 3), (4, 3)]),
+    Case("select", lambda x, y: tf.where(x > y, x, y), [(4, 3), (4, 3)], dtypes=FLOATS + INTS),
+    Case("clip_by_value", lambda x: tf.clip_by_value(x, -0.5, 0.5), [(4, 3)]),
+    Case("add_n", lambda x, y: tf.add_n([x, y, x]), [(4, 3), (4, 3)], dtypes=FLOATS + INTS),
+    Case("cast", lambda x: [tf.cast(x, tf.int32), tf.cast(x, tf.float64), tf.cast(x > 0, tf.float32)], [(4, 3)]),
+    # reductions and scans
+    Case("reductions", lambda x: [tf.reduce_sum(x, 1), tf.reduce_mean(x, [0, 2]), tf.reduce_max(x, 2, keepdims=True),
+                                  tf.reduce_min(x), tf.reduce_prod(x, 0), tf.argmax(x, 1), tf.argmin(x, 2)],
+         [(3, 4, 5)], dtypes=FLOATS + INTS),
+    Case("all_any", lambda x: [tf.reduce_all(x > 0, 1), tf.reduce_any(x > 1, 0)], [(4, 6)]),
+    Case("cumulative", lambda x: [tf.cumsum(x, 1), tf.cumsum(x, 0, exclusive=True, reverse=True),
+                                  tf.cumprod(x, 1)], [(3, 4)], dtypes=FLOATS + INTS),
+    # products
+    Case("matmul", lambda a, b: [tf.matmul(a, b), tf.matmul(b, a, transpose_a=True, transpose_b=True)],
+         [(6, 7), (7, 6)]),
+    Case("batch_matmul", lambda a, b: tf.matmul(a, b, adjoint_b=True), [(2, 3, 4), (2, 5, 4)]),
+    # shapes, slicing, gathering
+    Case("shape_ops", lambda x: [tf.reshape(x, [6, -1]), tf.transpose(x, [2, 0, 1]), tf.expand_dims(x, 1),
+                                 tf.squeeze(tf.expand_dims(x, 0)), tf.shape(x), tf.size(x), tf.rank(x),
+                                 tf.broadcast_to(x[:1], [3, 4, 5])], [(3, 4, 5)], dtypes=FLOATS + INTS),
+    Case("concat_split", lambda x, y: [tf.concat([x, y], 1), tf.stack([x, y], 2), *tf.unstack(x, axis=1),
+                                       *tf.split(y, [1, 3], 1), *tf.split(x, 2, 0)],
+         [(4, 4), (4, 4)], dtypes=FLOATS + INTS),
+    Case("slicing", lambda x: [x[1:3, ::2], x[::-1, 1], tf.slice(x, [1, 0], [2, -1]), tf.reverse(x, [0, 1])],
+         [(4, 5)], dtypes=FLOATS + INTS),
+    Case("pad_tile", lambda x: [tf.pad(x, [[1, 2], [0, 1]]), tf.pad(x, [[1, 1], [2, 2]], mode="REFLECT"),
+                                tf.pad(x, [[1, 1], [1, 0]], mode="SYMMETRIC", constant_values=0),
+                                tf.tile(x, [2, 3])], [(3, 4)], dtypes=FLOATS + INTS),
+    Case("gather", lambda x: [tf.gather(x, _IDS), tf.gather(x, [1, 0], axis=1), tf.gather_nd(x, [[0, 1], [2, 3]]),
+                              tf.one_hot(_IDS, 4, on_value=x[0, 0], off_value=x[1, 1])],
+         [(3, 4)], dtypes=FLOATS + INTS),
+    Case("scatter_nd", lambda u: tf.scatter_nd([[1], [3], [1]], u, [5, 2]), [(3, 2)], dtypes=FLOATS + INTS),
+    Case("where", lambda x: tf.where(x > 0), [(4, 5)]),
+    Case("fill_like", lambda x: [tf.zeros_like(x), tf.ones_like(x), tf.fill([2, 3], x[0, 0])], [(2, 3)],
+         dtypes=FLOATS + INTS),
+    Case("partition_stitch", lambda x: [*tf.dynamic_partition(x, [1, 0, 1, 2], 3),
+                                        tf.dynamic_stitch([[0, 2], [1, 3]], [x[:2], x[2:]])],
+         [(4, 3)], dtypes=FLOATS + INTS),
+    Case("segments", lambda x: [tf.unsorted_segment_sum(x, _IDS, 3), tf.segment_sum(x, [0, 0, 1, 3])], [(4, 3)],
+         dtypes=FLOATS + INTS),
+    Case("unique", lambda x: list(tf.unique_with_counts(tf.reshape(x, [-1]))), [(3, 4)], dtypes=INTS),
+    Case("range", lambda x: tf.range(1, tf.reduce_sum(tf.abs(x)) + 3, 2), [(2,)], dtypes=INTS),
+    Case("top_k", lambda x: list(tf.nn.top_k(x, 3)) + [tf.nn.in_top_k(tf.cast(x, tf.float32), [0, 1, 2], 2)],
+         [(3, 6)], dtypes=("float32", "float64") + INTS),
+    # nn
+    Case("softmax", lambda x: [tf.nn.softmax(x), tf.nn.log_softmax(x), tf.nn.l2_loss(x)], [(4, 7)]),
+    Case("xent", lambda x, y: [tf.nn.softmax_cross_entropy_with_logits(labels=tf.nn.softmax(y), logits=x),
+                               tf.nn.sparse_softmax_cross_entropy_with_logits(labels=_IDS, logits=x)],
+         [(4, 7), (4, 7)]),
+    Case("bias_add", lambda x, b: [tf.nn.bias_add(x, b), tf.nn.bias_add(tf.transpose(x, [0, 3, 1, 2]), b,
+                                                                      data_format="NCHW")],
+         [(2, 3, 3, 4), (4,)]),
+    Case("pooling", lambda x: [tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),
+                               tf.nn.avg_pool(x, [1, 3, 3, 1], [1, 1, 1, 1], "SAME")], [(2, 5, 5, 3)]),
+    Case("conv2d", lambda x, w: [tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"),
+                                 tf.nn.conv2d(x, w, [1, 2, 2, 1], "VALID")], [(2, 6, 6, 3), (3, 3, 3, 4)]),
+    Case("lrn", lambda x: tf.nn.lrn(x, 2, 1.0, 0.1, 0.75), [(2, 3, 3, 6)], dtypes=("float32", "float64")),
+    # gradients
+    Case("grad_activations", _grad(lambda x: tf.nn.relu(x) + tf.tanh(x) + tf.sigmoid(x) + tf.nn.elu(x)
+                                   + tf.nn.softplus(x) + tf.nn.relu6(x * 4)), [(4, 5)]),
+    Case("grad_sqrt_rsqrt", _grad(lambda x: tf.sqrt(x) + tf.rsqrt(x) + tf.reciprocal(x)), [(4, 5)], kind="positive"),
+    Case("grad_matmul_bias", lambda x, w, b: tf.gradients(tf.reduce_sum(tf.sin(tf.nn.bias_add(tf.matmul(x, w), b))),
+                                                          [x, w, b]), [(4, 5), (5, 3), (3,)]),
+    Case("grad_xent", lambda x: tf.gradients(tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=_IDS, logits=x)), x)[0], [(4, 7)]),
+    Case("grad_pool_conv", lambda x, w: tf.gradients(tf.reduce_sum(tf.sin(tf.nn.max_pool(
+        tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"), [1, 2, 2, 1], [1, 2, 2, 1], "VALID"))), [x, w]),
+        [(2, 6, 6, 3), (3, 3, 3, 4)], dtypes=("float32", "float64")),
+    Case("grad_avg_pool", _grad(lambda x: tf.nn.avg_pool(x, [1, 2, 2, 1], [1, 1, 1, 1], "SAME")), [(2, 4, 4, 3)]),
+]
+
+
+def case_params():
+    return [(case, dtype) for case in CASES for dtype in case.dtypes]
+
+
+def case_id(param):
+    case, dtype = param
+    return f"{case.name}-{dtype}"
+
+
+def run_case(case, dtype, device_type, soft=False):
+    """(outputs on device_type:0, outputs on CPU:0) of ``case`` with the same fed inputs."""
+    tf.reset_default_graph()
+    rng = np.random.default_rng(zlib.crc32(f"{case.name}-{dtype}".encode()))
+    values = _inputs(case, dtype, rng)
+    holders = [tf.placeholder(tf.as_dtype(v.dtype), v.shape) for v in values]
+    outputs = {}
+    for device in (f"/device:{device_type}:0", "/device:CPU:0"):
+        with tf.device(device):
+            out = case.fn(*holders)
+        outputs[device] = list(out) if isinstance(out, (list, tuple)) else [out]
+    config = tf.ConfigProto(allow_soft_placement=soft)
+    with tf.Session(config=config) as s:
+        got, want = s.run(list(outputs.values()), dict(zip(holders, values)))
+    return got, want
+
+
+def assert_same(got, want, dtype):
+    rtol, atol = TOLERANCE.get(dtype, (0, 0))
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape, (i, g.dtype, w.dtype, g.shape, w.shape)
+        if w.dtype.kind == "f":
+            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol,
+                                       err_msg=f"output {i}")
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=f"output {i}")
