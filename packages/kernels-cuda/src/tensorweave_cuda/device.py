@@ -64,6 +64,11 @@ class GPUDevice(Device):
     def to_host(self, value):
         return self.transfers.to_host(value)
 
+    def collective_backend(self):
+        """NCCL for collectives on this device's tensors (tensorweave_distributed asks; None without NCCL)."""
+        from tensorweave_cuda.nccl import backend_for
+        return backend_for(self)
+
     def synchronize(self):
         with self.cuda_device:
             self.stream.synchronize()
