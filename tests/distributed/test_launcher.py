@@ -48,6 +48,9 @@ def test_options_and_the_command_after_the_double_dash():
     assert (args.ranks, args.restarts, args.restart_delay) == (4, 3, 0.5)
     assert args.command == ["python", "t.py", "--restarts", "9"]  # the job's own options stay the job's
     assert launcher.parse_args(["--np", "2", "python", "t.py"]).command == ["python", "t.py"]
+    horovod_torchrun = launcher.parse_args(["-np", "8", "--max-restarts", "2", "python", "t.py"])  # their spellings
+    assert (horovod_torchrun.ranks, horovod_torchrun.restarts) == (8, 2)
+    assert launcher.parse_args(["-n3", "--", "python", "t.py"]).ranks == 3
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -56,7 +59,7 @@ def test_options_and_the_command_after_the_double_dash():
     (["-n", "0", "--", "python", "t.py"], "-n must be at least 1"),
     (["-n", "2", "--restarts", "-1", "--", "python", "t.py"], "--restarts must be 0 or more"),
     (["-n", "2", "--restart-delay", "-2", "--", "python", "t.py"], "--restart-delay must be 0 or more"),
-    (["--", "python", "t.py"], "the following arguments are required: -n/--np"),
+    (["--", "python", "t.py"], "the following arguments are required: -n/-np/--np"),
     (["-n", "two", "--", "python", "t.py"], "invalid int value: 'two'"),
 ])
 def test_bad_arguments_say_what_to_do(argv, message, capsys):

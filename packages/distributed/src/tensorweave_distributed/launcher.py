@@ -30,9 +30,9 @@ def parse_args(argv=None):
         "tf.train.MonitoredTrainingSession(checkpoint_dir=...) a restarted job resumes from the chief's latest "
         "checkpoint. The job sees TENSORWEAVE_RESTART=<restarts so far>."),
         usage=f"{PROG} -n RANKS [--restarts K] [--restart-delay S] [--mpiexec PATH] -- COMMAND [ARGS...]")
-    parser.add_argument("-n", "--np", dest="ranks", type=int, required=True, metavar="RANKS",
+    parser.add_argument("-n", "-np", "--np", dest="ranks", type=int, required=True, metavar="RANKS",
                         help="number of processes (MPI ranks) to start")
-    parser.add_argument("--restarts", type=int, default=0, metavar="K",
+    parser.add_argument("--restarts", "--max-restarts", type=int, default=0, metavar="K",
                         help="restart the whole job up to K times after a failure (default 0: never)")
     parser.add_argument("--restart-delay", type=float, default=1.0, metavar="S",
                         help="seconds to wait before a restart, so the failed ranks' resources are freed (default 1)")
