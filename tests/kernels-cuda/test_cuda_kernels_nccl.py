@@ -269,3 +269,19 @@ def test_nccl_collectives_match_numpy_on_every_rank(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for r in range(ranks):
         assert f"nccl ok on rank {r}" in proc.stdout, proc.stdout
+
+
+def test_a_gpu_device_offers_one_nccl_backend_and_none_without_nccl(monkeypatch):
+    from tensorweave_cuda import nccl
+    from tensorweave_cuda.device import GPUDevice
+    device = types.SimpleNamespace(cupy=object(), cuda_device=object(), stream=object())
+    monkeypatch.setattr(nccl, "nccl_module", lambda: None)
+    assert nccl.backend_for(device) is None
+    monkeypatch.setattr(nccl, "nccl_module", lambda: types.SimpleNamespace(available=True))
+    backend = nccl.backend_for(device)
+    assert isinstance(backend, nccl.NcclCollectives) and backend.name == "nccl"
+    assert nccl.backend_for(device) is backend  # one per device: its communicators are kept
+    assert backend.stream is device.stream and backend.cuda_device is device.cuda_device
+    gpu = GPUDevice.__new__(GPUDevice)
+    gpu.cupy, gpu.cuda_device, gpu.stream = device.cupy, device.cuda_device, device.stream
+    assert isinstance(gpu.collective_backend(), nccl.NcclCollectives)
