@@ -6,7 +6,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.tensorweave-installed
 PACKAGE_FILES := pyproject.toml $(wildcard packages/*/pyproject.toml) $(wildcard examples/plugins/*/pyproject.toml) \
 	$(wildcard packages/kernels-cpu/CMakeLists.txt) $(wildcard packages/kernels-cpu/csrc/*)
-EDITABLES := -e "packages/core[test]" -e "packages/kernels-cpu[test]" -e "packages/tensorboard-lite[test]" \
+EDITABLES := -e "packages/core[test]" -e "packages/kernels-cpu[test]" -e "packages/kernels-cuda[test]" \
+	-e "packages/tensorboard-lite[test]" \
 	-e "packages/distributed[test,mpich]" \
 	$(foreach p,$(wildcard examples/plugins/*/pyproject.toml),-e $(dir $(p))) -e ".[all,examples]"
 PYTEST_ARGS ?=

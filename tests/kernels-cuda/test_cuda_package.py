@@ -191,36 +191,53 @@ class _Pool:
         return 8 << 20
 
 
-def test_out_of_memory_becomes_resource_exhausted_naming_op_sizes_and_pool():
-    cupy = pytest.importorskip("cupy")
-    import numpy as np
-    device = object.__new__(GPUDevice)  # the error path needs no CUDA: pool and contexts stand in
-    device.name, device.cupy, device.total_memory = "/job:localhost/replica:0/task:0/device:GPU:0", cupy, 16 << 30
+class _OutOfMemory(MemoryError):
+    """Stands in for cupy.cuda.memory.OutOfMemoryError (same base, same message), so no CuPy is needed."""
+
+    def __init__(self, size, total, limit):
+        super().__init__(f"Out of memory allocating {size:,} bytes (allocated so far: {total:,} bytes, limit set "
+                         f"to: {limit:,} bytes).")
+
+
+def _device_without_cuda():
+    """A GPUDevice whose CUDA parts are stand-ins: bind and the error path need none of it."""
+    device = object.__new__(GPUDevice)
+    device.name, device.total_memory = "/job:localhost/replica:0/task:0/device:GPU:0", 16 << 30
+    device.cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        memory=types.SimpleNamespace(OutOfMemoryError=_OutOfMemory)))
     device.cuda_device = device.stream = contextlib.nullcontext()
     device.memory_pool = _Pool()
+    return device
+
+
+def test_out_of_memory_becomes_resource_exhausted_naming_op_sizes_and_pool():
+    import numpy as np
     node = types.SimpleNamespace(name="dense/MatMul", op_type="MatMul", source=None)
 
     def compute(a, b):
-        raise cupy.cuda.memory.OutOfMemoryError(1 << 30, 3 << 20, 8 << 20)
+        raise _OutOfMemory(1 << 30, 3 << 20, 8 << 20)
 
-    run = device.bind(compute, node)
+    run = _device_without_cuda().bind(compute, node)
     with pytest.raises(tf.errors.ResourceExhaustedError) as caught:
         run(np.zeros((64, 784), np.float32), np.zeros((784, 256), np.float32))
     message = str(caught.value)
     assert "out of GPU memory on /job:localhost/replica:0/task:0/device:GPU:0" in message
     assert "op 'dense/MatMul' (MatMul)" in message
     assert "float32[64, 784] (200,704 bytes), float32[784, 256] (802,816 bytes)" in message
-    assert "1,073,741,824 bytes" in message and "3,145,728 bytes in use" in message and "(limit 8,388,608)" in message
+    assert "allocating 1,073,741,824 bytes" in message and "3,145,728 bytes in use" in message
+    assert "of the device's 17,179,869,184 (limit 8,388,608)" in message
     assert "per_process_gpu_memory_fraction" in message
 
 
-def test_other_kernel_errors_pass_through_bind_unchanged():
+def test_cupy_out_of_memory_error_is_what_bind_catches():
     cupy = pytest.importorskip("cupy")
-    device = object.__new__(GPUDevice)
-    device.cupy, device.cuda_device, device.stream = cupy, contextlib.nullcontext(), contextlib.nullcontext()
+    assert issubclass(cupy.cuda.memory.OutOfMemoryError, MemoryError)
+    assert "allocating 1,024 bytes" in str(cupy.cuda.memory.OutOfMemoryError(1024, 0, 0))
 
+
+def test_other_kernel_errors_pass_through_bind_unchanged():
     def compute(x):
         raise ValueError("bad axis")
 
     with pytest.raises(ValueError, match="bad axis"):
-        device.bind(compute, types.SimpleNamespace(name="n", op_type="Sum"))(1)
+        _device_without_cuda().bind(compute, types.SimpleNamespace(name="n", op_type="Sum"))(1)
