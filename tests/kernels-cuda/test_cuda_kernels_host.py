@@ -3,6 +3,7 @@ strides, the argument blocks the kernels get (their index math replayed in Pytho
 and their messages, launch configurations, and NCCL's wire plans."""
 
 import itertools
+import types
 
 import numpy as np
 import pytest
@@ -297,11 +298,12 @@ def test_nccl_reduce_scatter_blocks_and_gather_padding_match_the_mpi_path():
 def test_backend_refuses_host_arrays_and_what_nccl_cannot_reduce():
     class FakeCupy:
         class ndarray:
-            def __init__(self, dtype):
-                self.dtype = np.dtype(dtype)
+            def __init__(self, dtype, device=0):
+                self.dtype, self.device = np.dtype(dtype), types.SimpleNamespace(id=device)
 
     backend = nccl.NcclCollectives.__new__(nccl.NcclCollectives)
-    backend.cupy, backend.nccl = FakeCupy, object()
+    backend.cupy, backend.nccl, backend.cuda_device = FakeCupy, object(), types.SimpleNamespace(id=0)
+    assert not backend.supports("allreduce", [FakeCupy.ndarray("float32", device=1)], "sum")  # another GPU's
     assert backend.supports("allreduce", [FakeCupy.ndarray("float32")], "sum")
     assert not backend.supports("allreduce", [np.zeros(2, np.float32)], "sum")
     assert not backend.supports("allreduce", [FakeCupy.ndarray("int16")], "sum")

@@ -93,10 +93,13 @@ class NcclCollectives:
         self._comms = []  # [(MPI communicator, NCCL communicator)]
 
     def supports(self, kind, arrays, op="sum", compression="none"):
+        """Whether NCCL carries these arrays: device arrays of this GPU (one communicator per device), in dtypes and
+        reductions NCCL has."""
         if self.nccl is None or kind not in KINDS:
             return False
-        return all(isinstance(a, self.cupy.ndarray) and wire_plan(a.dtype, kind, op, compression) is not None
-                   for a in arrays)
+        device_id = self.cuda_device.id
+        return all(isinstance(a, self.cupy.ndarray) and a.device.id == device_id
+                   and wire_plan(a.dtype, kind, op, compression) is not None for a in arrays)
 
     def to_host(self, array):
         return self.cupy.asnumpy(array, stream=self.stream)
