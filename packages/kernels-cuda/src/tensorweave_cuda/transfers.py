@@ -24,10 +24,12 @@ def is_host_array(value):
 class HostTransfers:
     """The copy engine of one GPU: a copy stream, pinned staging buffers and the events that order them."""
 
-    def __init__(self, cupy, cuda_device, compute_stream):
-        import cupyx
+    def __init__(self, cupy, cuda_device, compute_stream, empty_pinned=None):
+        if empty_pinned is None:
+            import cupyx
+            empty_pinned = cupyx.empty_pinned
         self._cupy = cupy
-        self._empty_pinned = cupyx.empty_pinned
+        self._empty_pinned = empty_pinned
         self._device = cuda_device
         self._compute = compute_stream
         with cuda_device:
@@ -41,7 +43,7 @@ class HostTransfers:
         """A device array of ``value``, queued on the copy stream; the compute stream waits for it."""
         if not is_host_array(value):
             return value
-        host = np.ascontiguousarray(value)
+        host = np.asarray(value)  # copyto below gathers a strided array; 0-d values stay 0-d
         with self._device, self._compute:  # the pool ties the new array's memory to the compute stream
             pinned = self._empty_pinned(host.shape, host.dtype)
             np.copyto(pinned, host)
@@ -61,7 +63,10 @@ class HostTransfers:
         if not is_device_value(value, self._cupy):
             return value
         with self._device:
-            produced = self._compute.record()
+            with self._compute:  # a strided view is gathered first, in order with the work that made it
+                if not value.flags.c_contiguous:
+                    value = value.copy()
+                produced = self._compute.record()
             self.stream.wait_event(produced)
             pinned = self._empty_pinned(value.shape, value.dtype)
             value.get(stream=self.stream, out=pinned, blocking=False)
