@@ -39,6 +39,7 @@ class Control:
         self._handlers = {GOODBYE: self._on_goodbye, ABORT: self._on_abort}
         self._services = {}
         self._outstanding = {r: 0 for r in self.last_seen}
+        self._arriving = {}  # source -> [tag, buffer, received] in send order, while a large one is on the way
         self._status = MPI.Status()
         if self.size > 1:
             world.engine.add_poller(self._poll)
@@ -96,13 +97,28 @@ class Control:
             source, tag, count = status.Get_source(), status.Get_tag(), status.Get_count(MPI.BYTE)
             self.last_seen[source] = time.monotonic()
             buffer = bytearray(count)
-            if count <= _EAGER_BYTES:
+            if count <= _EAGER_BYTES and source not in self._arriving:
                 message.Recv([buffer, MPI.BYTE])
                 self._dispatch(source, tag, buffer)
+            elif count <= _EAGER_BYTES:  # behind a large message from the same rank: keep the order it was sent in
+                message.Recv([buffer, MPI.BYTE])
+                self._arriving[source].append([tag, buffer, True])
             else:
+                entry = [tag, buffer, False]
+                self._arriving.setdefault(source, []).append(entry)
                 request = message.Irecv([buffer, MPI.BYTE])
-                self.world.engine.watch([request], lambda s=source, t=tag, b=buffer: self._dispatch(s, t, b))
+                self.world.engine.watch([request], lambda s=source, e=entry: self._received(s, e))
         return worked
+
+    def _received(self, source, entry):
+        """A large message arrived: hand on, in send order, everything from its rank that is complete."""
+        entry[2] = True
+        queue = self._arriving[source]
+        while queue and queue[0][2]:
+            tag, buffer, _ = queue.pop(0)
+            self._dispatch(source, tag, buffer)
+        if not queue:
+            del self._arriving[source]
 
     def _dispatch(self, source, tag, buffer):
         if tag == HEARTBEAT:

@@ -3,9 +3,9 @@
 A cluster from ``ClusterSpec.from_mpi`` names each task's rank (``mpi:rank<r>``). A session on a worker's
 ``server.target`` (``mpi://server/<job>/<task>``) is not SPMD: the worker is its own chief (feeds, fetches
 and unplaced ops stay with it) and, at each step, asks every ps task to run the step's ps partitions
-(the paper's RegisterGraph/RunGraph): the request carries the step's key, its fetch/target/feed names and,
-when the worker's graph has grown, the graph itself. The ps imports the graph, places it exactly as the
-worker did, and runs its own partitions under the worker's step key, so cross-task edges meet over the MPI
+(the paper's RegisterGraph/RunGraph): the request carries the step's key, its fetch/target/feed names and
+the nodes the worker's graph gained since its last request. The ps adds them to its copy of the graph,
+places it exactly as the worker did, and runs its own partitions under the worker's step key, so cross-task edges meet over the MPI
 transport. All sessions served by a ps share its devices, hence its variables. ``join()`` returns when
 every worker process has ended (each tells the ps tasks at exit) and raises if the job failed.
 """
@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 import tensorweave as tf
-from tensorweave.framework.graph_io import GraphDef
+from tensorweave.framework.graph_io import GraphDef, node_def_of
 
 from tensorweave_distributed.cluster import ClusterDeviceMgr, Layout
 from tensorweave_distributed.rendezvous import MpiRendezvous
@@ -110,7 +110,7 @@ class MpiServer:
         self._finished.wait()
         with self._lock:  # steps still blocked here (a queue no worker will feed again) are cancelled
             served, self._served = list(self._served.values()), {}
-        for session, _, _ in served:
+        for session, _ in served:
             session.close()
         if self._failure is not None:
             raise self._failure
@@ -132,9 +132,9 @@ class MpiServer:
         self._finished.set()
 
     def _on_run(self, source, request):
-        if request["graph"] is not None:  # in message order, so a later step never misses its graph
+        if request["graph"] is not None:  # in message order: the nodes a step needs arrive before it runs
             with self._lock:
-                self._graphs[(source, request["session"])] = (request["version"], request["graph"])
+                self._graphs.setdefault((source, request["session"]), []).append(request["graph"])
         self._pool.submit(self._serve, source, request)
 
     def _serve(self, source, request):
@@ -157,27 +157,46 @@ class MpiServer:
             _step_key.key = None
 
     def _session_for(self, source, request):
+        """The session serving one worker session; its graph grows as the worker's does (only new nodes are
+        imported), so steps in flight on it, such as a queue runner's, keep running."""
         name = (source, request["session"])
         with self._lock:
             entry = self._served.get(name)
-            version, graph_bytes = self._graphs.get(name, (None, None))
-            if graph_bytes is not None and (entry is None or entry[2] < version):
-                graph = tf.Graph()
-                with graph.as_default():
-                    tf.import_graph_def(GraphDef.FromString(graph_bytes), name="")
+            additions = self._graphs.pop(name, [])
+            if entry is None and not additions:
+                raise RuntimeError(f"{self.world.describe(source)} ran a step before sending its graph")
+            if entry is None:
                 mgr = self._device_mgr(*self.layout.task_of(source))
                 mgr.devices = self.device_mgr.devices  # every served session shares this task's variables
                 for device in self.device_mgr.devices:
                     mgr._by_name[device.name] = device
                     mgr._by_name[f"/device:{device.device_type}:{device.index}"] = device
-                target = f"{SERVED}{source}/{request['session']}/{version}"
+                target = f"{SERVED}{source}/{request['session']}"
                 _served_mgrs[target] = mgr
-                if entry is not None:
-                    entry[0].close()
-                entry = self._served[name] = (tf.Session(target, graph=graph, config=self.config), graph, version)
-            if entry is None:
-                raise RuntimeError(f"{self.world.describe(source)} ran a step before sending its graph")
-            return entry[0], entry[1]
+                graph = tf.Graph()
+                entry = self._served[name] = (tf.Session(target, graph=graph, config=self.config), graph)
+            for graph_bytes in additions:
+                _import_new_nodes(entry[1], GraphDef.FromString(graph_bytes))
+            return entry
+
+
+def _import_new_nodes(graph, graph_def):
+    """Adds the nodes of ``graph_def`` that ``graph`` lacks, wired to the ones it has."""
+    have = {op.name: op for op in graph.get_operations()}
+    new = [node for node in graph_def.node if node.name not in have]
+    if not new:
+        return
+    existing = {}
+    for node in new:
+        for ref in node.input:
+            src = ref[1:] if ref.startswith("^") else ref.rsplit(":", 1)[0]
+            if src in have:
+                existing[ref] = have[src] if ref.startswith("^") else \
+                    have[src].outputs[int(ref.rsplit(":", 1)[1]) if ":" in ref else 0]
+    delta = GraphDef()
+    delta.node.extend(new)
+    with graph.as_default():
+        tf.import_graph_def(delta, input_map=existing, name="")
 
 
 _step_key = threading.local()
@@ -210,12 +229,15 @@ class ClientMaster:
         graph = (list(fetches) + list(targets) + list(feeds))[0].graph  # the client's Graph
         with self._lock:
             count = self._counts[digest] = self._counts.get(digest, 0) + 1
-            version = graph.version
-            send_graph = self._sent.get(id(graph)) != version
-            self._sent[id(graph)] = version
+            version, sent = self._sent.get(id(graph), (-1, 0))  # the graph's version grows with each op made
+            added, now = None, graph.version
+            if now != version:  # ops are only appended (one whose shape check fails is taken back at once)
+                ops = graph.get_operations()
+                added = GraphDef([node_def_of(op) for op in ops[sent:]]).SerializeToString() if ops[sent:] else None
+                self._sent[id(graph)] = (now, len(ops))
         key = ("srv", self.server.world.rank, self.number, digest, count)
         request = {"session": self.number, "key": key, "fetches": names[0], "targets": names[1], "feeds": names[2],
-                   "version": version, "graph": graph.as_graph_def().SerializeToString() if send_graph else None}
+                   "graph": added}  # the nodes added since the last request: the ps extends its copy
         for rank in self.server.ps_ranks:
             self.server.world.control.post(rank, RUN, request)
         return _ClientRendezvous(self.server.world.transport, key, self.device_mgr.rank_of_device,

@@ -127,14 +127,14 @@ def _decode_node(d):
 def import_graph_def(graph_def, input_map=None, return_elements=None, name=None):
     """Adds the nodes of ``graph_def`` to the default graph under scope ``name`` ('import' by default).
 
-    ``input_map`` maps names in ``graph_def`` ('x:0' or 'x') to existing tensors; ``return_elements``
-    names tensors or ops to return.
+    ``input_map`` maps names in ``graph_def`` ('x:0' or 'x') to existing tensors, and control inputs
+    ('^x') to existing operations; ``return_elements`` names tensors or ops to return.
     """
     from tensorweave.framework.apply_op import get_op_def
     from tensorweave.framework.graph import get_default_graph
 
     graph = get_default_graph()
-    input_map = {_canon(k): v for k, v in (input_map or {}).items()}
+    input_map = {k if k.startswith("^") else _canon(k): v for k, v in (input_map or {}).items()}
     created = {}
     back_edges = []  # (Merge op, input index, NextIteration name): loops are closed once all ops exist
     pending = list(graph_def.node)
@@ -147,7 +147,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None)
             inputs, controls = [], []
             for ref in node.input:
                 if ref.startswith("^"):
-                    controls.append(created[ref[1:]])
+                    controls.append(input_map[ref] if ref in input_map else created[ref[1:]])
                     continue
                 key = _canon(ref)
                 if key in input_map:
