@@ -148,7 +148,10 @@ class MpiServer:
             reply = PS_DONE.format(self.world.rank)  # RunGraph's reply
             self.world.transport.send(source, request["key"], reply, np.zeros(0, np.int8))
         except Exception as error:  # the failed partition aborts the step, so the worker hears of it too
-            log = _log.debug if self._finished.is_set() else _log.error  # cancelled by join(): expected
+            # cancelled by join(), or aborted by the worker (its session closed, its own op failed): the worker
+            # reports that; only a failure that starts here is this task's to report
+            aborted_elsewhere = isinstance(error, (tf.errors.AbortedError, tf.errors.CancelledError))
+            log = _log.debug if self._finished.is_set() or aborted_elsewhere else _log.error
             me, worker = self.world.describe(self.world.rank), self.world.describe(source)
             log("%s: a step of %s failed: %s", me, worker, error)
             self.world.transport.abort_step(request["key"], tf.errors.AbortedError(
