@@ -113,6 +113,23 @@ def log_placement(graph):
             print(f"{n.name}: ({n.op_type}): {n.device}", file=sys.stderr)
 
 
+def log_transfers(parts, device_mgr):
+    """One ``log_device_placement`` line per cross-device edge the partitioner made: its _Recv, both devices
+    and how the value moves (``host to device`` and back copy between memories; host to host hands it over)."""
+    for nodes in parts.values():
+        for n in nodes:
+            if n.op_type != "_Recv":
+                continue
+            kinds = []
+            for name in (n.attrs["send_device"], n.device):
+                try:
+                    kinds.append("host" if device_mgr.lookup(name).is_host else "device")
+                except (errors.InvalidArgumentError, ValueError):
+                    kinds.append("remote")
+            print(f"{n.name}: (_Recv): {n.device} <- {n.attrs['send_device']} ({kinds[0]} to {kinds[1]})",
+                  file=sys.stderr)
+
+
 def _candidates(group, device_mgr, registries, soft):
     """The devices of the preferred type that satisfy the group's requests and have its kernels."""
     spec = DeviceSpec()

@@ -17,7 +17,7 @@ from tensorweave.runtime.executor_dataflow import DataflowExecutor
 from tensorweave.runtime.executor_linear import LinearExecutor
 from tensorweave.runtime.partition import partition
 from tensorweave.runtime.passes import run_passes
-from tensorweave.runtime.placer import place
+from tensorweave.runtime.placer import log_transfers, place
 from tensorweave.runtime.plan_graph import PlanGraph
 from tensorweave.runtime.prune import build_plan_graph
 from tensorweave.runtime.schedule import memory_order
@@ -144,6 +144,8 @@ def compile_plan(session, fetch_tensors, targets, feed_tensors):
     order = memory_order(order, planning_model.tensor_bytes if planning_model is not None else output_bytes)
     compress = "float16" if config.compress_transfers is True else (config.compress_transfers or "")
     parts = partition(graph, order, device_mgr, compress)
+    if config.log_device_placement:
+        log_transfers(parts, device_mgr)
     has_control_flow = any(n.role is not None for n in order)
     executors, node_lists, remote = [], [], []
     for device_name, nodes in parts.items():
