@@ -22,7 +22,7 @@ def _placements(stderr):
     """op name -> device short name from log_device_placement lines."""
     out = {}
     for line in stderr.splitlines():
-        if ": (" in line and "/device:" in line:
+        if ": (" in line and "/device:" in line and ": (_Recv): " not in line:
             name, rest = line.split(": (", 1)
             out[name] = rest.split("/device:")[-1]
     return out
@@ -53,8 +53,14 @@ def test_training_places_ops_with_a_gpu_kernel_on_the_gpu_and_matches_the_cpu(st
     tf.reset_default_graph()
     capfd.readouterr()
     on_gpu = _train(_config(1, log=True))
-    where = _placements(capfd.readouterr().err)
+    log = capfd.readouterr().err
+    where = _placements(log)
     np.testing.assert_allclose(on_gpu, on_cpu, rtol=1e-6)
+    transfers = [line for line in log.splitlines() if ": (_Recv): " in line]
+    assert any(line.endswith(f"device:{STAND_IN}:0 <- /job:localhost/replica:0/task:0/device:CPU:0 (host to device)")
+               for line in transfers), transfers
+    assert any(line.endswith(f"device:CPU:0 <- /job:localhost/replica:0/task:0/device:{STAND_IN}:0 (device to host)")
+               for line in transfers), transfers
     assert on_gpu[-1] < on_gpu[0]
     assert where["hidden/MatMul"] == f"{STAND_IN}:0" and where["hidden/Relu"] == f"{STAND_IN}:0"
     assert where["SparseSoftmaxCrossEntropyWithLogits/SparseSoftmaxCrossEntropyWithLogits"] == f"{STAND_IN}:0"
