@@ -62,9 +62,6 @@ def build_model(args, num_workers):
             "adam": lambda: tf.train.AdamOptimizer(args.learning_rate)}[args.optimizer]()
     sync = None
     if args.sync:
-        if not 0 <= args.backup < num_workers:
-            raise SystemExit(f"--backup {args.backup}: with {num_workers} workers it must be in [0, {num_workers - 1}] "
-                             f"(each step needs at least one worker's gradient); launch more ranks with mpiexec -n")
         sync = base = tf.train.SyncReplicasOptimizer(base, replicas_to_aggregate=num_workers - args.backup,
                                                      total_num_replicas=num_workers)
     global_step = tf.train.get_or_create_global_step()
@@ -77,6 +74,9 @@ def main(argv=None):
     twd.init()
     cluster = tf.train.ClusterSpec.from_mpi(num_ps=args.num_ps)
     rank, num_workers = twd.rank(), cluster.num_tasks("worker")
+    if args.sync and not 0 <= args.backup < num_workers:  # every rank stops, the ps tasks too
+        raise SystemExit(f"--backup {args.backup}: with {num_workers} workers it must be in [0, {num_workers - 1}] "
+                         f"(each step needs at least one worker's gradient); launch more ranks with mpiexec -n")
     job, task = ("ps", rank) if rank < args.num_ps else ("worker", rank - args.num_ps)
     server = tf.train.Server(cluster, job_name=job, task_index=task)
     if job == "ps":
