@@ -6,9 +6,10 @@ import numpy as np
 from tensorweave.extension import KernelSet, errors
 
 KERNELS = KernelSet("CPU")
-ARRAY_NAMESPACE_GENERIC = frozenset({"Gather", "GatherNd", "GatherV2", "OneHot", "ScatterNd", "Where"})
+ARRAY_NAMESPACE_GENERIC = frozenset({"Gather", "GatherNd", "GatherV2", "OneHot", "Where"})
 """Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too.
-Unique and UniqueWithCounts are not: they call numpy's unique."""
+Unique and UniqueWithCounts are not: they call numpy's unique; nor is ScatterNd, whose add.at CuPy runs with
+CUDA atomics that some dtypes lack."""
 
 
 def _invalid(message):
