@@ -1,8 +1,11 @@
 """GPU forms of the CPU kernels that hand out host values or call numpy functions on tensors: Const (uploaded
-once per node), Range (cupy's arange takes host scalars), SegmentSum (``ufunc.at``: atomic adds) and
-Unique/UniqueWithCounts (``cupy.unique``). Same checks and messages as the CPU kernels."""
+once per node), Range (cupy's arange takes host scalars), SegmentSum and ScatterNd (``scatter_rows``: atomic adds
+where CUDA has them) and Unique/UniqueWithCounts (``cupy.unique``). Same checks and messages as the CPU kernels."""
 
 from tensorweave.extension import KernelSet, errors, range_size
+
+from tensorweave_cpu.kernels.gather import _index_tuple
+from tensorweave_cuda.scatter_rows import scatter_rows
 
 KERNELS = KernelSet("GPU")
 
@@ -37,8 +40,29 @@ def _segment_sum(data, segment_ids, *, xp):
     count = int(segment_ids[-1]) + 1 if segment_ids.size else 0
     accumulate = "float32" if data.dtype == "float16" else data.dtype
     out = xp.zeros((count,) + data.shape[1:], dtype=accumulate)
-    xp.add.at(out, segment_ids, data.astype(accumulate, copy=False))
+    scatter_rows(xp, "add", out, segment_ids, data.astype(accumulate, copy=False))
     return out.astype(data.dtype, copy=False)
+
+
+@KERNELS.register("ScatterNd")
+def _scatter_nd(indices, updates, shape, *, xp):
+    shape = tuple(int(d) for d in shape.tolist())
+    out = xp.zeros(shape, dtype=updates.dtype)
+    columns = _index_tuple(out, indices, "scatter_nd")  # the CPU kernel's checks and messages
+    expected = indices.shape[:-1] + shape[len(columns):]
+    if updates.shape != expected:
+        raise errors.InvalidArgumentError(None, None, (
+            f"scatter_nd: updates must have shape indices.shape[:-1] + shape[{len(columns)}:] = {list(expected)}, "
+            f"got {list(updates.shape)}"))
+    if not columns:
+        if updates.size:
+            out += updates.reshape((-1,) + shape).sum(axis=0, dtype=out.dtype)
+        return out
+    depth = len(columns)
+    rows = xp.ravel_multi_index(columns, shape[:depth]).reshape(-1)
+    flat = out.reshape((-1,) + shape[depth:])
+    scatter_rows(xp, "add", flat, rows, updates.reshape((-1,) + shape[depth:]))
+    return out
 
 
 def _unique(x, out_idx, xp):

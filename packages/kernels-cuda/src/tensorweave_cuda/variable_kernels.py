@@ -1,9 +1,8 @@
 """GPU kernels for variable updates: the CPU package's Var resource and checks, with device arrays.
 
 The CPU kernels test numpy's ``writeable`` flag and write with ``np.copyto``; here an update writes in place when
-nothing but the variable holds its array (the reference count, as on CPU: copy-on-write). Scatters use cupy's
-``ufunc.at`` (atomic adds, subtractions, minima, maxima); CuPy has no multiply or divide ``at``, so those apply
-a repeated row in rounds, one occurrence of each row per round, as numpy's unbuffered ``at`` would.
+nothing but the variable holds its array (the reference count, as on CPU: copy-on-write). Scatters go through
+``scatter_rows``: CUDA atomics where they exist for the dtype, rounds otherwise.
 """
 
 import sys
@@ -12,6 +11,7 @@ from tensorweave.extension import KernelSet, errors
 
 from tensorweave_cpu.kernels.slicing import _key_builder
 from tensorweave_cpu.kernels.state import check_indices, uninitialized, variable_of
+from tensorweave_cuda.scatter_rows import scatter_rows
 
 KERNELS = KernelSet("GPU")
 
@@ -79,25 +79,10 @@ def _scatter(ufunc_name):
                     f"{list(updates.shape)}, expected {list(indices.shape + current.shape[1:])} or a scalar"))
             if ufunc_name is None:
                 current[indices] = updates
-            elif ufunc_name in ("multiply", "true_divide"):
-                _apply_in_rounds(xp, getattr(xp, ufunc_name), current, indices, updates)
             else:
-                getattr(xp, ufunc_name).at(current, indices, updates)
+                scatter_rows(xp, ufunc_name, current, indices.reshape(-1),
+                             updates.reshape((-1,) + current.shape[1:]) if updates.ndim else updates)
     return scatter
-
-
-def _apply_in_rounds(xp, ufunc, current, indices, updates):
-    """``ufunc.at(current, indices, updates)`` without ``at``: each round applies the first remaining
-    occurrence of every row, so a row named k times is updated k times."""
-    indices = indices.reshape(-1)
-    updates = xp.broadcast_to(updates, indices.shape + current.shape[1:]) if updates.ndim == 0 else \
-        updates.reshape(indices.shape + current.shape[1:])
-    while indices.size:
-        rows, first = xp.unique(indices, return_index=True)
-        current[rows] = ufunc(current[rows], updates[first])
-        rest = xp.ones(indices.shape, dtype=bool)
-        rest[first] = False
-        indices, updates = indices[rest], updates[rest]
 
 
 for _op_type, _ufunc_name in (("ResourceScatterUpdate", None), ("ResourceScatterAdd", "add"),
