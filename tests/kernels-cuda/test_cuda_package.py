@@ -241,3 +241,23 @@ def test_other_kernel_errors_pass_through_bind_unchanged():
 
     with pytest.raises(ValueError, match="bad axis"):
         _device_without_cuda().bind(compute, types.SimpleNamespace(name="n", op_type="Sum"))(1)
+
+
+REQUIRED_DTYPES = ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
+
+
+def test_every_float_and_integer_dtype_a_cpu_kernel_takes_a_gpu_kernel_takes_too():
+    from tensorweave.framework.apply_op import get_op_def
+    kernels = plugins.get_registries().kernels
+    required = [dtypes.as_dtype(name) for name in REQUIRED_DTYPES]
+    gaps, checked = [], 0
+    for op in kernels.op_types():
+        if op in HOST_OPS or not any(k.plugin == "cpu" for k in kernels.kernels_for(op)):
+            continue
+        for attr in (a for a in get_op_def(op).attrs.values() if a.kind == "type"):
+            for dtype in (t for t in (attr.allowed or required) if t in required):
+                if kernels.find(op, "CPU", {attr.name: dtype}) is not None:
+                    checked += 1
+                    if kernels.find(op, "GPU", {attr.name: dtype}) is None:
+                        gaps.append(f"{op}({attr.name}={dtype.name})")
+    assert checked > 1000 and gaps == []

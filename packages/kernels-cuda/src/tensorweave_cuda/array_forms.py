@@ -1,5 +1,5 @@
 """GPU forms of the CPU kernels that hand out host values or call numpy functions on tensors: Const (uploaded
-once per node), Range (cupy's arange takes host scalars), SegmentSum and ScatterNd (``scatter_rows``: atomic adds
+once per node), Range (cupy's arange takes host scalars), the segment sums and ScatterNd (``scatter_rows``: atomic adds
 where CUDA has them) and Unique/UniqueWithCounts (``cupy.unique``). Same checks and messages as the CPU kernels."""
 
 from tensorweave.extension import KernelSet, errors, range_size
@@ -29,6 +29,33 @@ def _range(node):
     return compute
 
 
+def _sum_rows(xp, data, ids, count):
+    """Rows of ``data`` (flattened over ids' shape) added into ``count`` rows by id; negative ids dropped."""
+    flat_ids = ids.reshape(-1)
+    rows = data.reshape((flat_ids.size,) + data.shape[ids.ndim:])
+    too_big = flat_ids >= count
+    if too_big.any():
+        at = int(too_big.argmax())
+        raise ValueError(f"segment_ids[{at}] = {int(flat_ids[at])} is out of range [0, {count})")
+    kept = flat_ids >= 0
+    if not kept.all():
+        flat_ids, rows = flat_ids[kept], rows[kept]
+    accumulate = "float32" if data.dtype == "float16" else data.dtype
+    out = xp.zeros((count,) + rows.shape[1:], dtype=accumulate)
+    scatter_rows(xp, "add", out, flat_ids, rows.astype(accumulate, copy=False))
+    return out.astype(data.dtype, copy=False)
+
+
+@KERNELS.register("UnsortedSegmentSum")
+def _unsorted_segment_sum(data, segment_ids, num_segments, *, xp):
+    if data.shape[:segment_ids.ndim] != segment_ids.shape:
+        raise ValueError(f"segment_ids of shape {segment_ids.shape} must be a prefix of data's shape {data.shape}")
+    count = int(num_segments)
+    if count < 0:
+        raise ValueError(f"num_segments must be non-negative, got {count}")
+    return _sum_rows(xp, data, segment_ids, count)
+
+
 @KERNELS.register("SegmentSum")
 def _segment_sum(data, segment_ids, *, xp):
     if segment_ids.ndim != 1 or data.ndim < 1 or segment_ids.shape[0] != data.shape[0]:
@@ -38,10 +65,7 @@ def _segment_sum(data, segment_ids, *, xp):
         raise ValueError("segment ids must be non-negative and sorted (non-decreasing); use "
                          "tf.unsorted_segment_sum for unsorted ids")
     count = int(segment_ids[-1]) + 1 if segment_ids.size else 0
-    accumulate = "float32" if data.dtype == "float16" else data.dtype
-    out = xp.zeros((count,) + data.shape[1:], dtype=accumulate)
-    scatter_rows(xp, "add", out, segment_ids, data.astype(accumulate, copy=False))
-    return out.astype(data.dtype, copy=False)
+    return _sum_rows(xp, data, segment_ids, count)
 
 
 @KERNELS.register("ScatterNd")
