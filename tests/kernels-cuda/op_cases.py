@@ -6,17 +6,21 @@ import zlib
 import numpy as np
 
 import tensorweave as tf
+from tensorweave.extension import apply_op
 
 FLOATS = ("float16", "float32", "float64")
 INTS = ("int32", "int64")
-TOLERANCE = {"float16": (2e-2, 2e-2), "float32": (1e-4, 1e-5), "float64": (1e-10, 1e-12)}
+COMPLEX = ("complex64", "complex128")
+TOLERANCE = {"float16": (2e-2, 2e-2), "float32": (1e-4, 1e-5), "float64": (1e-10, 1e-12), "complex64": (1e-4, 1e-5),
+             "complex128": (1e-10, 1e-12)}
 
 
 class Case:
     """``fn(*placeholders)`` -> tensor or list of tensors, fed inputs of ``shapes`` drawn as ``kind``."""
 
-    def __init__(self, name, fn, shapes, dtypes=FLOATS, kind="normal"):
+    def __init__(self, name, fn, shapes, dtypes=FLOATS, kind="normal", dynamic=False):
         self.name, self.fn, self.shapes, self.dtypes, self.kind = name, fn, shapes, dtypes, kind
+        self.dynamic = dynamic  # True: placeholders of unknown dims ("rank": of unknown rank), so shape ops run
 
 
 def _grad(f):
@@ -24,7 +28,7 @@ def _grad(f):
     return lambda x: tf.gradients(tf.reduce_sum(tf.sin(f(x))), x)[0]
 
 
-def _inputs(case, dtype, rng):
+def inputs_for(case, dtype, rng):
     out = []
     for shape in case.shapes:
         if case.kind == "positive":
@@ -134,6 +138,39 @@ CASES = [
         tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"), [1, 2, 2, 1], [1, 2, 2, 1], "VALID"))), [x, w]),
         [(2, 6, 6, 3), (3, 3, 3, 4)], dtypes=("float32", "float64")),
     Case("grad_avg_pool", _grad(lambda x: tf.nn.avg_pool(x, [1, 2, 2, 1], [1, 1, 1, 1], "SAME")), [(2, 4, 4, 3)]),
+    Case("grad_more_activations", _grad(lambda x: tf.nn.selu(x) + tf.nn.softsign(x) + tf.nn.leaky_relu(x, 0.2)),
+         [(4, 5)]),
+    Case("grad_lrn", _grad(lambda x: tf.nn.lrn(x, 2, 1.0, 0.1, 0.75)), [(2, 3, 3, 6)], dtypes=("float32", "float64")),
+    Case("grad_pad_slice", _grad(lambda x: tf.reduce_sum(tf.pad(x, [[1, 1], [2, 2]], mode="REFLECT"))
+                                 + tf.reduce_sum(x[1:3, ::2])), [(4, 5)]),
+    Case("grad_broadcast", lambda x, y: tf.gradients(tf.reduce_sum(tf.sin(x * y + x)), [x, y]), [(3, 5), (5,)],
+         dynamic=True),
+    Case("max_pool_grad_grad", lambda x: apply_op("MaxPoolGradGrad", [x, tf.nn.max_pool(
+        x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), x * 0.5], {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1],
+                                                           "padding": "VALID"}), [(2, 4, 4, 3)]),
+    # the rest of the ops with a GPU kernel
+    Case("dynamic_shapes", lambda x: [tf.shape(x), tf.size(x), *tf.shape_n([x, x[0]]),
+                                      tf.broadcast_dynamic_shape(tf.shape(x), tf.shape(x[:1])),
+                                      tf.ensure_shape(x, [3, None]), tf.zeros_like(x), tf.ones_like(x)],
+         [(3, 4)], dtypes=FLOATS + INTS, dynamic=True),
+    Case("rank", lambda x: tf.rank(x), [(3, 4)], dtypes=("float32",), dynamic="rank"),
+    Case("complex", lambda x: [tf.conj(x), x * x + x, tf.reduce_sum(x, 0)], [(3, 4)], dtypes=COMPLEX),
+    Case("special_values", lambda x: [tf.is_inf(x / (x - x)), tf.is_nan((x - x) / (x - x)), tf.conj(x),
+                                      tf.less_equal(x, x * x), tf.not_equal(x, tf.floor(x))], [(3, 4)],
+         kind="nonzero"),
+    Case("identities", lambda x: [tf.identity(x), *tf.identity_n([x, x * 2]), tf.stop_gradient(x),
+                                  apply_op("PreventGradient", [x]), apply_op("Snapshot", [x]),
+                                  tf.placeholder_with_default(x, [3, 4])], [(3, 4)], dtypes=FLOATS + INTS),
+    Case("v1_forms", lambda x, y: [apply_op("Concat", [tf.constant(1), [x, y]]), apply_op("Gather", [x, _IDS[:2]]),
+                                   apply_op("BatchMatMul", [tf.reshape(x, [1, 3, 4]), tf.reshape(y, [1, 4, 3])]),
+                                   tf.where_v2(x > 0, x, y), tf.pad(x, [[1, 1], [0, 2]], constant_values=3)],
+         [(3, 4), (3, 4)]),
+    Case("permutations", lambda x: [tf.invert_permutation(tf.nn.top_k(x, 4)[1]),
+                                    tf.reverse_sequence(tf.reshape(x, [2, 2]), [2, 1], seq_axis=1, batch_axis=0)],
+         [(4,)], dtypes=("float32", "float64")),
+    Case("unique_values", lambda x: list(tf.unique(tf.reshape(x, [-1]))), [(3, 4)], dtypes=INTS),
+    Case("qr", lambda a: (lambda qr: [tf.matmul(qr[0], qr[1]), tf.abs(qr[1])])(apply_op("Qr", [a])), [(5, 3)],
+         dtypes=("float32", "float64")),
 ]
 
 
@@ -146,12 +183,16 @@ def case_id(param):
     return f"{case.name}-{dtype}"
 
 
+def holder_shape(case, value):
+    return None if case.dynamic == "rank" else [None] * value.ndim if case.dynamic else value.shape
+
+
 def run_case(case, dtype, device_type, soft=False):
     """(outputs on device_type:0, outputs on CPU:0) of ``case`` with the same fed inputs."""
     tf.reset_default_graph()
     rng = np.random.default_rng(zlib.crc32(f"{case.name}-{dtype}".encode()))
-    values = _inputs(case, dtype, rng)
-    holders = [tf.placeholder(tf.as_dtype(v.dtype), v.shape) for v in values]
+    values = inputs_for(case, dtype, rng)
+    holders = [tf.placeholder(tf.as_dtype(v.dtype), holder_shape(case, v)) for v in values]
     outputs = {}
     for device in (f"/device:{device_type}:0", "/device:CPU:0"):
         with tf.device(device):
@@ -169,8 +210,56 @@ def assert_same(got, want, dtype):
     for i, (g, w) in enumerate(zip(got, want)):
         g, w = np.asarray(g), np.asarray(w)
         assert g.dtype == w.dtype and g.shape == w.shape, (i, g.dtype, w.dtype, g.shape, w.shape)
-        if w.dtype.kind == "f":
-            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol,
+        if w.dtype.kind in "fc":
+            np.testing.assert_allclose(g.astype(np.complex128), w.astype(np.complex128), rtol=rtol, atol=atol,
                                        err_msg=f"output {i}")
         else:
             np.testing.assert_array_equal(g, w, err_msg=f"output {i}")
+
+
+def variable_program(device):
+    """(variable, update ops in order, count_up_to, VariableShape, is-initialized, gathered rows, destroy) on
+    ``device``."""
+    with tf.device(device):
+        v = tf.Variable(np.arange(1.0, 9.0).reshape(4, 2), name="v")
+        counter = tf.Variable(np.int32(0), name="counter")
+        steps = [
+            v.assign(np.full((4, 2), 2.0)),
+            v.assign_add(np.ones((4, 2))),
+            v.assign_sub(np.full((4, 2), 0.5)),
+            tf.scatter_update(v, [3], [[7.0, 8.0]]),
+            tf.scatter_add(v, [0, 0, 2], [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]),
+            tf.scatter_sub(v, [1], [[0.5, 0.5]]),
+            tf.scatter_mul(v, [2, 2], [[2.0, 3.0], [4.0, 5.0]]),
+            tf.scatter_div(v, [0, 3, 0], [[2.0, 2.0], [4.0, 8.0], [5.0, 1.0]]),
+            tf.scatter_min(v, [1], [[1.0, 9.0]]),
+            tf.scatter_max(v, [3], [[0.0, 5.0]]),
+            v[1:3, 0].assign([10.0, 20.0]),
+        ]
+        count = tf.count_up_to(counter, 3)
+        shape = apply_op("VariableShape", [v.handle])
+        initialized = tf.is_variable_initialized(v)
+        rows = tf.nn.embedding_lookup(v, [3, 0, 3])
+        destroy = apply_op("DestroyResourceOp", [v.handle])
+    return v, steps, count, shape, initialized, rows, destroy
+
+
+def run_variable_program(device, config):
+    """Every value the variable program shows, in order; the last count_up_to must raise OutOfRangeError."""
+    v, steps, count, shape, initialized, rows, destroy = variable_program(device)
+    with tf.Session(config=config) as s:
+        out = [s.run(initialized)]
+        s.run(tf.global_variables_initializer())
+        for step in steps:
+            s.run(step)
+            out.append(s.run(v.read_value()).copy())
+        out += [s.run(count) for _ in range(3)]
+        try:
+            s.run(count)
+            out.append("no error")
+        except tf.errors.OutOfRangeError as e:
+            out.append("Reached limit of 3" in str(e))
+        out += [s.run(shape), s.run(initialized), s.run(rows)]
+        s.run(destroy)
+        out.append(s.run(initialized))  # a fresh, unassigned variable under the same name
+    return out

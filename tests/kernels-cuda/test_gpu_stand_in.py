@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.extension import apply_op
 
 from conftest import STAND_IN
+from op_cases import run_variable_program
 
 ON_STAND_IN = f"/device:{STAND_IN}:0"
 
@@ -95,56 +95,20 @@ def test_a_constant_is_copied_to_the_device_once_when_its_kernel_is_built(stand_
     assert first.tolist() == second.tolist() == [0.0, 2.0, 4.0, 6.0]
 
 
-def _variable_program():
-    with tf.device(ON_STAND_IN):
-        v = tf.Variable(np.arange(1.0, 9.0).reshape(4, 2), name="v")
-        counter = tf.Variable(np.int32(0), name="counter")
-        steps = [
-            v.assign(np.full((4, 2), 2.0)),
-            v.assign_add(np.ones((4, 2))),
-            v.assign_sub(np.full((4, 2), 0.5)),
-            tf.scatter_update(v, [3], [[7.0, 8.0]]),
-            tf.scatter_add(v, [0, 0, 2], [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]),
-            tf.scatter_sub(v, [1], [[0.5, 0.5]]),
-            tf.scatter_mul(v, [2, 2], [[2.0, 3.0], [4.0, 5.0]]),
-            tf.scatter_div(v, [0, 3, 0], [[2.0, 2.0], [4.0, 8.0], [5.0, 1.0]]),
-            tf.scatter_min(v, [1], [[1.0, 9.0]]),
-            tf.scatter_max(v, [3], [[0.0, 5.0]]),
-            v[1:3, 0].assign([10.0, 20.0]),
-        ]
-        count = tf.count_up_to(counter, 3)
-        shape = apply_op("VariableShape", [v.handle])
-        initialized = tf.is_variable_initialized(v)
-    return v, steps, count, shape, initialized
-
-
-def _run_variable_program(config):
-    v, steps, count, shape, initialized = _variable_program()
-    with tf.Session(config=config) as s:
-        before = s.run(initialized)
-        s.run(tf.global_variables_initializer())
-        values = [s.run(step).copy() if step is not None else None for step in steps]
-        values = [s.run(v.read_value()) if x is None else x for x in values]
-        counted = [s.run(count) for _ in range(3)]
-        with pytest.raises(tf.errors.OutOfRangeError, match="Reached limit of 3"):
-            s.run(count)
-        return before, values, counted, s.run(shape), s.run(initialized)
-
-
 def test_variable_updates_and_scatters_on_the_gpu_match_the_cpu_kernels(stand_in):
-    want = _run_variable_program(_config(0))
+    want = run_variable_program(ON_STAND_IN, _config(0))
     tf.reset_default_graph()
-    got = _run_variable_program(_config(1))
-    assert got[0] == want[0] == False  # noqa: E712 - numpy bools
-    for g, w in zip(got[1], want[1]):
+    got = run_variable_program(ON_STAND_IN, _config(1))
+    assert len(got) == len(want) == 20 and want[-1] == False  # noqa: E712 - destroyed, then looked up afresh
+    for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
-    assert got[2] == want[2] == [0, 1, 2]
-    assert got[3].tolist() == want[3].tolist() == [4, 2] and got[4] == want[4] == True  # noqa: E712
-    np.testing.assert_allclose(want[1][-1], [[0.55, 2.75], [10.0, 2.0], [20.0, 82.5], [1.75, 5.0]])
+    assert want[0] == False and want[17] == True and want[12:16] == [0, 1, 2, True]  # noqa: E712
+    np.testing.assert_allclose(want[11], [[0.55, 2.75], [10.0, 2.0], [20.0, 82.5], [1.75, 5.0]])
+    assert want[16].tolist() == [4, 2] and want[18].tolist() == [[1.75, 5.0], [0.55, 2.75], [1.75, 5.0]]
     bound = set(stand_in.devices[0].bound)
     assert {"AssignVariableOp", "AssignAddVariableOp", "ResourceScatterMul", "ResourceScatterDiv",
             "ResourceScatterMin", "ResourceCountUpTo", "ResourceStridedSliceAssign", "VariableShape",
-            "VarIsInitializedOp"} <= bound
+            "VarIsInitializedOp", "ResourceGather", "DestroyResourceOp"} <= bound
 
 
 def test_unique_segment_sum_and_range_forms_match_the_cpu(stand_in):
