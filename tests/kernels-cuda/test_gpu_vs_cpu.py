@@ -8,8 +8,8 @@ import pytest
 import tensorweave as tf
 
 from conftest import STAND_IN, requires_cuda
-from op_cases import CASES, holder_shape, inputs_for, assert_same, case_id, case_params, run_case, run_variable_program
-from op_cases import variable_program
+from op_cases import (CASES, assert_same, case_id, case_params, holder_shape, inputs_for, run_case,
+                      run_variable_program, variable_program)
 from tensorweave_cuda.plugin import gpu_kernels
 
 PARAMS = case_params()
