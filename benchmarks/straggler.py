@@ -93,10 +93,15 @@ def worker(args):
         opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1),
                                              replicas_to_aggregate=args.aggregate, total_num_replicas=args.workers)
         train_op = opt.minimize(loss, global_step=tf.train.get_or_create_global_step())
+        joined = tf.Variable(0, trainable=False, name="workers_joined")
+        join = joined.assign_add(1)
     hooks = [opt.make_session_run_hook(task == 0), tf.train.StopAtStepHook(last_step=args.steps)]
     stamps, slept, local_step = [], {}, 0
     with tf.train.MonitoredTrainingSession(master=server.target, is_chief=task == 0, hooks=hooks,
                                            log_step_count_steps=0, save_summaries_steps=None) as sess:
+        sess.run(join)  # all workers start together: the first ones would otherwise make every step alone
+        while sess.run(joined) < args.workers:
+            time.sleep(0.01)
         while not sess.should_stop():
             late = straggler(args.seed, local_step, args.workers, args.probability, args.mean_delay)
             if late is not None and late[0] == task and local_step not in slept:
