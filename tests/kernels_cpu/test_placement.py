@@ -204,3 +204,46 @@ def test_simulation_on_its_own_prefers_the_inputs_device_unless_another_wins_cle
     group_of = {id(n): i for i, n in enumerate(order)}
     decided = placement_sim.simulate_placement(order, group_of, {}, {i: [d0, d1] for i in range(4)}, Model())
     assert [decided[i].name for i in range(4)] == ["d0", "d0", "d1", "d0"]
+
+
+def test_a_stateful_op_keeps_its_device_across_runs_and_a_colocated_op_without_its_kernel_is_named():
+    """An earlier run put the counter (its state) on TOY; a later op colocated with it has no TOY kernel.
+    Moving the group to the CPU would read a fresh, empty state: the placer says why it cannot instead."""
+    pytest.importorskip("tensorweave_example_plugin")
+    from tensorweave import plugins
+    from tensorweave.extension import KernelSet, OpDefList, apply_op, hookimpl
+
+    class Counter:
+        ops = OpDefList()
+        ops.define("TestCounter", outputs=["count: float32"], is_stateful=True)
+        ops.define("TestCpuOnly", inputs=["x: float32"], outputs=["y: float32"])
+        toy, cpu = KernelSet("TOY"), KernelSet("CPU")
+        toy.add("TestCounter", lambda: np.float32(1.0))
+        cpu.add("TestCounter", lambda: np.float32(1.0))
+        cpu.add("TestCpuOnly", lambda x: x)
+
+        @hookimpl
+        def tensorweave_register_ops(self, registrar):
+            registrar.add_ops(self.ops)
+
+        @hookimpl
+        def tensorweave_register_kernels(self, registrar):
+            registrar.add_kernels(self.toy)
+            registrar.add_kernels(self.cpu)
+
+    plugins.reload(extra_plugins=[(Counter(), "counter")])
+    try:
+        with tf.Graph().as_default():
+            with tf.device("/device:TOY:0"):
+                count = apply_op("TestCounter", name="counter")
+            with tf.Session(config=_config(1, allow_soft_placement=True)) as s:
+                assert placements(s, count)["counter"].endswith("TOY:0")
+                with tf.colocate_with(count.op):
+                    later = apply_op("TestCpuOnly", [count], name="cpu_only")
+                with pytest.raises(tf.errors.InvalidArgumentError) as info:
+                    s.run(later)
+        message = str(info.value)
+        assert "'counter' (TestCounter)" in message and "TOY:0" in message, message
+        assert "'cpu_only' (TestCpuOnly), colocated with it, has no TOY kernel" in message, message
+    finally:
+        plugins.reload()

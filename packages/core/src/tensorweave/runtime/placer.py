@@ -87,6 +87,8 @@ def place(graph, device_mgr, registries, config=None, sticky=None, cost_model=No
         candidates = _candidates(group, device_mgr, registries, soft)
         previous = [sticky[n.name] for n in group if n.name in sticky]
         chosen = next((d for d in candidates if d.name in previous), None)
+        if chosen is None and previous:
+            raise _moved_state_error(group, sticky, previous[0], device_mgr, registries)
         if chosen is None and (cost_model is None or len(candidates) == 1):
             chosen = candidates[0]
         if chosen is None:
@@ -182,6 +184,19 @@ def _candidates(group, device_mgr, registries, soft):
             + f". Devices with a kernel for it: {', '.join(d.name for d in everywhere)}. Change the "
             f"tf.device() scope or set ConfigProto(allow_soft_placement=True). Op created at {missing.where()}."))
     raise no_kernel_error(registries, missing, device_mgr)
+
+
+def _moved_state_error(group, sticky, device_name, device_mgr, registries):
+    """A stateful op keeps the device an earlier run gave it (its state lives there): say what cannot follow."""
+    held = next(n for n in group if sticky.get(n.name) == device_name)
+    device = next((d for d in device_mgr.devices if d.name == device_name), None)
+    lacking = [n for n in group if device is not None and not has_kernel(registries, n, device.device_type)]
+    why = (f"{_describe(lacking[0])}, colocated with it, has no {device.device_type} kernel" if lacking else
+           "this run's device requests for its colocation group exclude that device")
+    return errors.InvalidArgumentError(None, held.source, (
+        f"cannot place {_describe(held)} on another device than {device_name}, where an earlier run of this "
+        f"session placed it and its state lives: {why}. Pin the group with tf.device() before the first run "
+        f"(e.g. on the CPU), or avoid the op. Op created at {held.where()}."))
 
 
 def _describe(node):
