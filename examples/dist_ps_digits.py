@@ -1,7 +1,7 @@
 """Parameter-server training of an MLP on scikit-learn's 8x8 digits over MPI, asynchronous or synchronous.
 
     mpiexec -n 3 python -m mpi4py examples/dist_ps_digits.py --sync --backup 1
-    mpiexec -n 3 python -m mpi4py examples/dist_ps_digits.py --async [--steps 400] [--logdir runs/dist_ps_digits]
+    mpiexec -n 3 python -m mpi4py examples/dist_ps_digits.py --async [--steps 400] [--logdir runs/dist_ps_digits/async]
 
 The first ``--num-ps`` ranks are ps tasks that hold the variables and ``server.join()``; the other ranks are
 workers that build the model under ``tf.train.replica_device_setter`` and train it through
@@ -41,12 +41,14 @@ def parse_args(argv=None):
     parser.add_argument("--learning-rate", type=float, default=0.05)
     parser.add_argument("--optimizer", choices=("sgd", "momentum", "adam"), default="momentum")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--logdir", "--checkpoint-dir", dest="logdir", default=os.path.join("runs", "dist_ps_digits"),
-                        help="the chief's checkpoints (default runs/dist_ps_digits); '' for none")
+    parser.add_argument("--logdir", "--checkpoint-dir", dest="logdir", default=None,
+                        help="the chief's checkpoints (default runs/dist_ps_digits/<sync|async>); '' for none")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.backup and not args.sync:
         parser.error("--backup needs --sync: asynchronous workers never wait for each other")
+    if args.logdir is None:
+        args.logdir = os.path.join("runs", "dist_ps_digits", "sync" if args.sync else "async")
     return args
 
 
@@ -92,6 +94,9 @@ def main(argv=None):
     if sync is not None:
         hooks.append(sync.make_session_run_hook(is_chief))
     rng = np.random.default_rng([args.seed, task])  # each worker draws its own batches
+    resumed = is_chief and args.logdir and tf.train.latest_checkpoint(args.logdir)
+    if resumed:
+        print(f"resuming from {resumed} (remove {args.logdir} to train from scratch)", flush=True)
     start, loss_value, pushes = time.perf_counter(), float("nan"), 0
     with tf.train.MonitoredTrainingSession(master=server.target, is_chief=is_chief, hooks=hooks,
                                            checkpoint_dir=args.logdir or None, save_checkpoint_steps=100,
