@@ -25,6 +25,7 @@ from tensorweave.framework.tensor_conversion import (  # noqa: E402,F401
 )
 from tensorweave.framework.tensor_shape import Dimension, TensorShape  # noqa: E402,F401
 from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: E402,F401
+from tensorweave.ops.accumulator_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.array_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.clip_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.control_flow_ops import *  # noqa: E402,F401,F403

@@ -17,6 +17,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.gather",
     "tensorweave_cpu.kernels.control_flow",
     "tensorweave_cpu.kernels.data_flow",
+    "tensorweave_cpu.kernels.accumulators",
     "tensorweave_cpu.kernels.io",
     "tensorweave_cpu.kernels.linalg",
     "tensorweave_cpu.kernels.math",

@@ -15,6 +15,7 @@ OP_MODULES = (
     "tensorweave.ops.gather_ops",
     "tensorweave.ops.control_flow_ops",
     "tensorweave.ops.data_flow_ops",
+    "tensorweave.ops.accumulator_ops",
     "tensorweave.ops.io_ops",
     "tensorweave.ops.linalg_ops",
     "tensorweave.ops.logging_ops",
