@@ -41,21 +41,22 @@ __device__ __forceinline__ void atomic_add(unsigned short* at, float value) {
 #define LOWEST (-__int_as_float(0x7f800000))
 """
 
-_FLOAT = r"""
-typedef float scalar_t;
-typedef float acc_t;
-__device__ __forceinline__ float load(float v) { return v; }
-__device__ __forceinline__ float store(float v) { return v; }
-__device__ __forceinline__ void atomic_add(float* at, float value) { atomicAdd(at, value); }
-#define LOWEST (-__int_as_float(0x7f800000))
+
+def _plain(c_type, lowest, atomic_add="atomicAdd(at, value);"):
+    """The prelude of a type stored and computed as itself: load/store are the identity."""
+    return f"""
+typedef {c_type} scalar_t;
+typedef {c_type} acc_t;
+__device__ __forceinline__ {c_type} load({c_type} v) {{ return v; }}
+__device__ __forceinline__ {c_type} store({c_type} v) {{ return v; }}
+__device__ __forceinline__ void atomic_add({c_type}* at, {c_type} value) {{
+{atomic_add}
+}}
+#define LOWEST ({lowest})
 """
 
-_DOUBLE = r"""
-typedef double scalar_t;
-typedef double acc_t;
-__device__ __forceinline__ double load(double v) { return v; }
-__device__ __forceinline__ double store(double v) { return v; }
-__device__ __forceinline__ void atomic_add(double* at, double value) {
+
+_DOUBLE_ATOMIC_ADD = r"""
 #if __CUDA_ARCH__ >= 600
     atomicAdd(at, value);
 #else  /* no native double atomics before Pascal */
@@ -65,31 +66,13 @@ __device__ __forceinline__ void atomic_add(double* at, double value) {
         assumed = old;
         old = atomicCAS(word, assumed, __double_as_longlong(__longlong_as_double(assumed) + value));
     } while (assumed != old);
-#endif
-}
-#define LOWEST (-__longlong_as_double(0x7ff0000000000000LL))
-"""
+#endif"""
 
-_INT32 = r"""
-typedef int scalar_t;
-typedef int acc_t;
-__device__ __forceinline__ int load(int v) { return v; }
-__device__ __forceinline__ int store(int v) { return v; }
-__device__ __forceinline__ void atomic_add(int* at, int value) { atomicAdd(at, value); }
-#define LOWEST (-2147483647 - 1)
-"""
-
-_INT64 = r"""
-typedef long long scalar_t;
-typedef long long acc_t;
-__device__ __forceinline__ long long load(long long v) { return v; }
-__device__ __forceinline__ long long store(long long v) { return v; }
-__device__ __forceinline__ void atomic_add(long long* at, long long value) {
-    atomicAdd((unsigned long long*)at, (unsigned long long)value); }
-#define LOWEST (-9223372036854775807LL - 1)
-"""
-
-PRELUDES = {"float16": _HALF, "float32": _FLOAT, "float64": _DOUBLE, "int32": _INT32, "int64": _INT64}
+PRELUDES = {"float16": _HALF, "float32": _plain("float", "-__int_as_float(0x7f800000)"),
+            "float64": _plain("double", "-__longlong_as_double(0x7ff0000000000000LL)", _DOUBLE_ATOMIC_ADD),
+            "int32": _plain("int", "-2147483647 - 1"),
+            "int64": _plain("long long", "-9223372036854775807LL - 1",
+                            "atomicAdd((unsigned long long*)at, (unsigned long long)value);")}
 INDEX_TYPES = {"int32": "int", "int64": "long long"}
 FLOATS = ("float16", "float32", "float64")
 
