@@ -76,9 +76,9 @@ def test_sparse_gradients_are_averaged_and_touch_only_their_rows():
 def test_pushes_carry_rows_not_the_table():
     with tf.Graph().as_default():
         _model(2, 2)
-        (push,) = [op for op in tf.get_default_graph().get_operations() if op.type == "QueueEnqueueV2"
-                   and "sparse" in op.inputs[0].op.name]
-        _, indices, values = push.inputs[1:]
+        (push,) = [op for op in tf.get_default_graph().get_operations()
+                   if op.type == "SparseAccumulatorApplyGradient"]
+        _, indices, values, _ = push.inputs[1:]
         assert indices.shape.as_list() == [None] and values.shape.as_list() == [None, WIDTH]
 
 

@@ -57,10 +57,10 @@ shards = list(emb)
 assert [v.op.device for v in shards] == ["/job:ps/task:0", "/job:ps/task:1"], [v.op.device for v in shards]
 assert [v.shape.as_list() for v in shards] == [[500, DIM], [500, DIM]], [v.shape for v in shards]
 if MODE == "sync":
-    queues = {op.name: op.device for op in tf.get_default_graph().get_operations()
-              if op.type == "FIFOQueueV2" and "sync_sparse_grad_queue" in op.name}
-    assert sorted(queues.values()) == ["/job:ps/task:0", "/job:ps/task:1"], queues  # each next to its shard
-    dense = [op.name for op in tf.get_default_graph().get_operations() if "sync_grad_queue" in op.name]
+    accumulators = {op.name: op.device for op in tf.get_default_graph().get_operations()
+                    if op.type == "SparseConditionalAccumulator"}
+    assert sorted(accumulators.values()) == ["/job:ps/task:0", "/job:ps/task:1"], accumulators  # next to its shard
+    dense = [op.name for op in tf.get_default_graph().get_operations() if op.type == "ConditionalAccumulator"]
     assert not dense, f"the embedding's gradients were densified: {dense}"
 
 

@@ -1,30 +1,26 @@
 """``tf.train.SyncReplicasOptimizer``: synchronous training with backup workers (the OSDI paper, §4.4).
 
-Each worker pushes ``(local_step, gradient)`` into a gradient queue per variable, kept next to the
-variable (on its ps task), then waits for a token. The chief's queue runner takes, per variable,
-``replicas_to_aggregate`` gradients whose local step is not older than the global step (stale ones from
-an earlier step are dropped), applies their mean with the wrapped optimizer, and puts one token per
-replica (the new global step) in the token queue, which releases the workers for the next step. With
+As TF1's: each worker applies ``(gradient, local_step)`` to a gradient accumulator per variable, kept next
+to the variable (on its ps task), then waits for a token. The chief's queue runner takes, per variable,
+the mean of ``replicas_to_aggregate`` gradients (the accumulator drops those whose local step is older
+than its global step), applies them with the wrapped optimizer, and puts one token per replica (the new
+global step) in the token queue, which releases the workers for the next step. With
 ``total_num_replicas`` > ``replicas_to_aggregate`` the slowest workers' gradients arrive stale and are
 dropped, so a straggler does not hold the step.
 
-IndexedSlices gradients (an embedding's) stay sparse end to end, as TF1's SparseConditionalAccumulator
-kept them: a push is ``(local_step, indices, values)``, the chief concatenates the fresh pushes' rows and
-applies ``IndexedSlices(values / m, indices)`` through the wrapped optimizer's sparse path (duplicate rows
-summed), so only touched rows travel and change, whatever the table's size.
+IndexedSlices gradients (an embedding's) go to a SparseConditionalAccumulator and stay sparse end to end:
+only touched rows travel, are summed per index and averaged over the gradients taken, and change.
 """
 
 from tensorweave import dtypes
-from tensorweave.framework import graph as graph_mod, tensor_shape
+from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.ops import array_ops, control_flow_ops, data_flow_ops, math_ops, state_ops, variables
+from tensorweave.ops import accumulator_ops, array_ops, control_flow_ops, data_flow_ops, state_ops, variables
 from tensorweave.train.optimizer import Optimizer
 from tensorweave.train.queue_runner import QueueRunner
 from tensorweave.train.session_run_hook import SessionRunHook
 
 __all__ = ["SyncReplicasOptimizer"]
-
-_QUEUE_CAPACITY = 1 << 20
 
 
 class SyncReplicasOptimizer(Optimizer):
@@ -51,7 +47,9 @@ class SyncReplicasOptimizer(Optimizer):
         self._sync_token_queue = None
         self._chief_queue_runner = None
         self._local_step = None
+        self._accumulators = []
         self.local_step_init_op = None
+        self.chief_init_op = None
         self.ready_for_local_init_op = None
 
     def compute_gradients(self, *args, **kwargs):
@@ -78,11 +76,11 @@ class SyncReplicasOptimizer(Optimizer):
         self.local_step_init_op = state_ops.assign(self._local_step, global_step)
         self.ready_for_local_init_op = variables.report_uninitialized_variables(variables.global_variables())
         with graph.name_scope(name or self._name):
+            local_step = self._local_step.read_value()
             pushes, aggregated = [], []
             for grad, var in grads_and_vars:
-                with graph.colocate_with(var):  # the queue and the aggregation live on the variable's ps
-                    aggregate = self._aggregate_sparse if isinstance(grad, IndexedSlices) else self._aggregate_dense
-                    push, mean = aggregate(grad, var, global_step, step_dtype)
+                with graph.colocate_with(var):  # the accumulator and the take live on the variable's ps
+                    push, mean = self._accumulate(grad, var, local_step)
                 pushes.append(push)
                 aggregated.append((mean, var))
             # outside colocate_with(global_step): each update goes next to its own variable, and variables
@@ -100,69 +98,38 @@ class SyncReplicasOptimizer(Optimizer):
             with graph.control_dependencies(pushes), graph.colocate_with(global_step):
                 token = self._sync_token_queue.dequeue()
             train_op = state_ops.assign(self._local_step, token, name="train_op")
+            self.chief_init_op = control_flow_ops.group(self.local_step_init_op, self._set_accumulator_steps(),
+                                                        name="chief_init_op")
         self._gradients_applied = True
         return train_op
 
-    def _aggregate_dense(self, grad, var, global_step, step_dtype):
-        """(the worker's push of ``grad``, the mean of ``replicas_to_aggregate`` fresh pushes)."""
-        queue = data_flow_ops.FIFOQueue(_QUEUE_CAPACITY, [step_dtype, var.dtype.base_dtype], shapes=[[], var.shape],
-                                        shared_name=f"{var.op.name}/sync_grad_queue", name="sync_grad_queue")
-        push = queue.enqueue([self._local_step.read_value(), grad])  # runs by the queue, on the ps
-
-        def add(total, grad, fresh):
-            return [total + array_ops.where(fresh, grad, array_ops.zeros_like(grad))]
-
-        total, = self._take_fresh(queue, global_step, [array_ops.zeros_like(var)], [var.shape], add)
-        return push, total / math_ops.cast(self._replicas_to_aggregate, var.dtype.base_dtype)
-
-    def _aggregate_sparse(self, grad, var, global_step, step_dtype):
-        """As _aggregate_dense, for IndexedSlices: pushes carry only their rows, and so does the mean."""
-        row_shape = var.shape[1:]
-        if not row_shape.is_fully_defined():
+    def _accumulate(self, grad, var, local_step):
+        """(the worker's apply of ``grad``, the chief's take of the mean of ``replicas_to_aggregate``)."""
+        dtype = var.dtype.base_dtype
+        shared_name = f"{var.op.name}/grad_accum"
+        if not isinstance(grad, IndexedSlices):
+            accumulator = accumulator_ops.ConditionalAccumulator(dtype, shape=var.shape, shared_name=shared_name,
+                                                                 name="grad_accum")
+            self._accumulators.append(accumulator)
+            return (accumulator.apply_grad(grad, local_step=local_step),
+                    accumulator.take_grad(self._replicas_to_aggregate))
+        if not var.shape[1:].is_fully_defined():
             raise ValueError(f"SyncReplicasOptimizer: the sparse gradient of {var.name} needs the variable's row "
                              f"shape, but it is {var.shape}; give the variable a fully defined shape")
-        dtype, index_dtype = var.dtype.base_dtype, grad.indices.dtype.base_dtype
-        # shapes=None: a push's row count k varies (a FIFOQueue's shapes must be fully defined, as in TF)
-        queue = data_flow_ops.FIFOQueue(_QUEUE_CAPACITY, [step_dtype, index_dtype, dtype],
-                                        shared_name=f"{var.op.name}/sync_sparse_grad_queue",
-                                        name="sync_sparse_grad_queue")
-        push = queue.enqueue([self._local_step.read_value(), grad.indices, grad.values])
-        values_shape = tensor_shape.TensorShape([None]).concatenate(row_shape)
+        accumulator = accumulator_ops.SparseConditionalAccumulator(dtype, shape=var.shape, shared_name=shared_name,
+                                                                   name="sparse_grad_accum")
+        self._accumulators.append(accumulator)
+        return (accumulator.apply_indexed_slices_grad(grad, local_step=local_step),
+                accumulator.take_indexed_slices_grad(self._replicas_to_aggregate))
 
-        def add(all_indices, all_values, indices, values, fresh):
-            indices.set_shape([None])
-            values.set_shape(values_shape)
-            keep = math_ops.cast(fresh, dtypes.int32) * array_ops.shape(indices)[0]  # a stale push adds no rows
-            return [array_ops.concat([all_indices, indices[:keep]], 0),
-                    array_ops.concat([all_values, values[:keep]], 0)]
-
-        start = [array_ops.zeros([0], index_dtype), array_ops.zeros([0] + row_shape.as_list(), dtype)]
-        indices, values = self._take_fresh(queue, global_step, start, [tensor_shape.TensorShape([None]), values_shape],
-                                           add)
-        mean = values / math_ops.cast(self._replicas_to_aggregate, dtype)
-        return push, IndexedSlices(mean, indices, array_ops.constant(var.shape.as_list(), dtypes.int32))
-
-    def _take_fresh(self, queue, global_step, start, invariants, add):
-        """Folds the next ``replicas_to_aggregate`` pushes at a step >= the global step into ``start``.
-
-        ``add(*accumulated, *pushed, fresh)`` returns the new accumulated tensors; stale pushes are taken
-        off the queue too, and ``add`` must leave them out."""
-        need = self._replicas_to_aggregate
-        now = global_step.read_value()
-
-        def more(count, *unused_accumulated):
-            return math_ops.less(count, need)
-
-        def take(count, *accumulated):
-            step, *pushed = queue.dequeue()
-            step.set_shape([])  # a sparse queue has no shapes (its pushes' row counts vary)
-            fresh = math_ops.greater_equal(step, now)
-            return [count + math_ops.cast(fresh, dtypes.int32)] + list(add(*accumulated, *pushed, fresh))
-
-        out = control_flow_ops.while_loop(more, take, [array_ops.constant(0)] + list(start),
-                                          shape_invariants=[tensor_shape.TensorShape([])] + list(invariants),
-                                          back_prop=False)
-        return out[1:]
+    def _set_accumulator_steps(self):
+        """Each accumulator's global step set to the global step (the chief's start, e.g. from a checkpoint)."""
+        graph = graph_mod.get_default_graph()
+        sets = []
+        for accumulator in self._accumulators:
+            with graph.colocate_with(accumulator.accumulator_ref.op):
+                sets.append(accumulator.set_global_step(self._global_step.read_value(), name="SetGlobalStep"))
+        return control_flow_ops.group(*sets, name="set_accumulator_steps")
 
     def get_chief_queue_runner(self):
         """The QueueRunner the chief runs: it aggregates, applies and releases each step."""
@@ -177,11 +144,14 @@ class SyncReplicasOptimizer(Optimizer):
             num_tokens = self._replicas_to_aggregate
         if num_tokens < 0:
             raise ValueError(f"get_init_tokens_op: num_tokens must be >= 0 or -1, got {num_tokens}")
-        if num_tokens == 0:
-            return control_flow_ops.no_op(name="no_init_tokens")
-        with graph_mod.get_default_graph().colocate_with(self._global_step):
-            tokens = array_ops.fill([num_tokens], self._global_step.read_value())
-            return self._sync_token_queue.enqueue_many((tokens,))
+        graph = graph_mod.get_default_graph()
+        # the accumulators first learn the global step the workers start from, so older gradients are stale
+        with graph.control_dependencies([self._set_accumulator_steps()]):
+            if num_tokens == 0:
+                return control_flow_ops.no_op(name="no_init_tokens")
+            with graph.colocate_with(self._global_step):
+                tokens = array_ops.fill([num_tokens], self._global_step.read_value())
+                return self._sync_token_queue.enqueue_many((tokens,))
 
     def make_session_run_hook(self, is_chief, num_tokens=-1):
         """A hook that sets the local step and, on the chief, puts the first tokens and starts the runner."""
@@ -209,7 +179,7 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
 
     def begin(self):
         self._opt._check_applied("make_session_run_hook")
-        self._local_init_op = self._opt.local_step_init_op
+        self._local_init_op = self._opt.chief_init_op if self._is_chief else self._opt.local_step_init_op
         self._q_runner = self._opt.get_chief_queue_runner() if self._is_chief else None
         self._init_tokens_op = self._opt.get_init_tokens_op(self._num_tokens) if self._is_chief else None
 
