@@ -99,3 +99,25 @@ def test_arguments_are_checked():
             tf.train.SyncReplicasOptimizer("sgd", 2)
         with pytest.raises(ValueError, match=">= 1"):
             tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1), 0)
+
+
+def test_chief_init_op_makes_gradients_older_than_a_restored_global_step_stale():
+    """One accumulator per variable under TF1's shared name; the chief's init gives it the global step."""
+    with tf.Graph().as_default():
+        w, step, g, opt, train = _model(2, 2)
+        graph = tf.get_default_graph()
+        assert not [op.name for op in graph.get_operations() if op.type == "Enter"], "aggregation in a while loop"
+        (push,) = [op for op in graph.get_operations() if op.type == "AccumulatorApplyGradient"]
+        (local_step,) = tf.local_variables()
+        probe = tf.ConditionalAccumulator(tf.float32, shape=[2], shared_name="w/grad_accum")
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            sess.run(step.assign(7))  # as if restored from a checkpoint at step 7
+            sess.run(opt.chief_init_op)
+            assert sess.run(local_step) == 7
+            sess.run(local_step.assign(3))
+            sess.run(push, {g: np.array([1.0, 1.0], np.float32)})  # computed at step 3 < 7: dropped
+            assert sess.run(probe.num_accumulated()) == 0
+            sess.run(local_step.assign(7))
+            sess.run(push, {g: np.array([1.0, 1.0], np.float32)})
+            assert sess.run(probe.num_accumulated()) == 1
