@@ -1,28 +1,20 @@
-"""GPU kernels for variable updates: the CPU package's Var resource and checks, with device arrays.
+"""GPU kernels for the variable updates the CPU package writes with numpy alone: its Var, copy-on-write array and
+checks (one message on both devices), with device arrays.
 
-The CPU kernels test numpy's ``writeable`` flag and write with ``np.copyto``; here an update writes in place when
-nothing but the variable holds its array (the reference count, as on CPU: copy-on-write). Scatters go through
-``scatter_rows``: CUDA atomics where they exist for the dtype, rounds otherwise.
+The CPU kernels write with ``np.copyto`` and numpy ufuncs; here an update writes in place when nothing but the
+variable holds its array (the reference count, as on CPU: copy-on-write). Scatters go through ``scatter_rows``:
+CUDA atomics where they exist for the dtype, rounds otherwise. Count-up-to and strided-slice assignment are the
+CPU package's own kernels (array-namespace generic).
 """
 
 import sys
 
-from tensorweave.extension import KernelSet, errors
+from tensorweave.extension import KernelSet
 
-from tensorweave_cpu.kernels.slicing import _key_builder
-from tensorweave_cpu.kernels.state import check_indices, uninitialized, variable_of
+from tensorweave_cpu.kernels.state import check_scatter, check_update_shape, owned_value, uninitialized, variable_of
 from tensorweave_cuda.scatter_rows import scatter_rows
 
 KERNELS = KernelSet("GPU")
-
-
-def owned_value(var):
-    """``var``'s array, copied first if a reader still holds it (call with ``var.lock`` held)."""
-    if var.value is None:
-        raise uninitialized(var)
-    if sys.getrefcount(var.value) > 2:
-        var.value = var.value.copy()
-    return var.value
 
 
 @KERNELS.register("AssignVariableOp")
@@ -40,10 +32,7 @@ def _in_place(ufunc_name):
         var = variable_of(handle, dtype)
         with var.lock:
             current = owned_value(var)
-            if current.shape != value.shape:
-                raise errors.InvalidArgumentError(None, None, (
-                    f"cannot update variable {var.name!r} of shape {list(current.shape)} with a value of shape "
-                    f"{list(value.shape)}: shapes must be equal"))
+            check_update_shape(var, current.shape, value.shape)
             getattr(xp, ufunc_name)(current, value, out=current)
     return update
 
@@ -70,13 +59,7 @@ def _scatter(ufunc_name):
         var = variable_of(handle, dtype)
         with var.lock:
             current = owned_value(var)
-            if current.ndim == 0:
-                raise errors.InvalidArgumentError(None, None, f"cannot scatter into scalar variable {var.name!r}")
-            check_indices(indices, current.shape[0], f"scatter into variable {var.name!r}")
-            if updates.ndim and updates.shape != indices.shape + current.shape[1:]:
-                raise errors.InvalidArgumentError(None, None, (
-                    f"scatter into variable {var.name!r} of shape {list(current.shape)}: updates have shape "
-                    f"{list(updates.shape)}, expected {list(indices.shape + current.shape[1:])} or a scalar"))
+            check_scatter(var, current.shape, indices, updates.shape)
             if ufunc_name is None:
                 current[indices] = updates
             else:
@@ -90,38 +73,3 @@ for _op_type, _ufunc_name in (("ResourceScatterUpdate", None), ("ResourceScatter
                               ("ResourceScatterMax", "maximum"), ("ResourceScatterMul", "multiply"),
                               ("ResourceScatterDiv", "true_divide")):
     KERNELS.add(_op_type, _scatter(_ufunc_name))
-
-
-@KERNELS.register("ResourceCountUpTo")
-def _count_up_to(handle, *, limit, T):  # noqa: N803 - the op's attr name
-    var = variable_of(handle, T)
-    with var.lock:
-        current = owned_value(var)
-        if current.ndim != 0:
-            raise errors.InvalidArgumentError(None, None, (
-                f"count_up_to needs a scalar variable; {var.name!r} has shape {list(current.shape)}"))
-        if int(current) >= limit:
-            raise errors.OutOfRangeError(None, None, f"Reached limit of {limit} (variable {var.name!r})")
-        before = current.copy()
-        current += 1
-    return before
-
-
-@KERNELS.register_build("ResourceStridedSliceAssign")
-def _strided_slice_assign(node):
-    key_for = _key_builder(node)  # the CPU kernel's key rules and messages
-    dtype = node.attrs["T"]
-
-    def compute(handle, begin, end, strides, value):
-        var = variable_of(handle, dtype)
-        with var.lock:
-            current = owned_value(var)
-            key = key_for(current.shape, begin, end, strides)
-            target_shape = current[key].shape
-            if target_shape != value.shape:
-                raise errors.InvalidArgumentError(None, None, (
-                    f"cannot assign a value of shape {list(value.shape)} to a slice of shape {list(target_shape)} "
-                    f"of variable {var.name!r} (no broadcasting)"))
-            current[key] = value
-
-    return compute

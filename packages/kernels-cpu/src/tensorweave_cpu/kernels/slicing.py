@@ -6,9 +6,8 @@ from tensorweave.extension import MASKS, KernelSet, dense_key, errors, sliced_di
 from tensorweave_cpu.kernels.state import owned_value, variable_of
 
 KERNELS = KernelSet("CPU")
-ARRAY_NAMESPACE_GENERIC = frozenset({"Slice", "StridedSlice", "StridedSliceGrad"})
-"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too.
-ResourceStridedSliceAssign is not: its copy-on-write test reads numpy's writeable flag."""
+ARRAY_NAMESPACE_GENERIC = frozenset({"ResourceStridedSliceAssign", "Slice", "StridedSlice", "StridedSliceGrad"})
+"""Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too."""
 
 
 def _invalid(message):

@@ -13,9 +13,10 @@ import numpy as np
 from tensorweave.extension import DEFAULT_CONTAINER, KernelSet, Resource, ResourceHandle, errors
 
 KERNELS = KernelSet("CPU")
-ARRAY_NAMESPACE_GENERIC = frozenset({"DestroyResourceOp", "ReadVariableOp", "ResourceGather", "VarHandleOp"})
+ARRAY_NAMESPACE_GENERIC = frozenset({"DestroyResourceOp", "ReadVariableOp", "ResourceCountUpTo", "ResourceGather",
+                                     "VarHandleOp"})
 """Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too.
-The updates are not: they test numpy's writeable flag and write with np.copyto and numpy ufuncs."""
+The other updates are not: they write with np.copyto and numpy ufuncs (a GPU package shares their checks below)."""
 
 
 class Var(Resource):
@@ -59,11 +60,12 @@ def owned_value(var):
     """``var``'s array, ready to update in place: copied first if anything else still holds it.
 
     Call with ``var.lock`` held. ``sys.getrefcount`` sees the attribute and its own argument (2); any
-    more is a reader, a fetched result or a view, which must keep the old value.
+    more is a reader, a fetched result or a view, which must keep the old value. Any array module: a cupy
+    array has no ``writeable`` flag (it is always writeable).
     """
     if var.value is None:
         raise uninitialized(var)
-    if sys.getrefcount(var.value) > 2 or not var.value.flags.writeable:
+    if sys.getrefcount(var.value) > 2 or not getattr(var.value.flags, "writeable", True):
         var.value = var.value.copy()
     return var.value
 
@@ -73,8 +75,12 @@ def check_indices(indices, rows, what):
     if indices.size and (indices.min() < 0 or indices.max() >= rows):
         flat = indices.reshape(-1)
         bad = int(((flat < 0) | (flat >= rows)).argmax())
-        raise errors.InvalidArgumentError(None, None, (
-            f"{what}: indices[{bad}] = {int(flat[bad])} is not in [0, {rows})"))
+        raise index_out_of_range(what, bad, int(flat[bad]), rows)
+
+
+def index_out_of_range(what, at, value, rows):
+    """The error for ``indices[at] = value`` outside [0, rows): one message on every device."""
+    return errors.InvalidArgumentError(None, None, f"{what}: indices[{at}] = {value} is not in [0, {rows})")
 
 
 @KERNELS.register_build("VarHandleOp", context=True)
@@ -122,15 +128,20 @@ def _assign(handle, value, *, dtype):
             var.value = np.array(value, dtype=dtype.as_numpy_dtype, copy=True)
 
 
+def check_update_shape(var, shape, value_shape):
+    """Refuses an in-place update (assign_add, assign_sub) by a value of another shape."""
+    if tuple(shape) != tuple(value_shape):
+        raise errors.InvalidArgumentError(None, None, (
+            f"cannot update variable {var.name!r} of shape {list(shape)} with a value of shape "
+            f"{list(value_shape)}: shapes must be equal"))
+
+
 def _in_place(ufunc):
     def update(handle, value, *, dtype):
         var = variable_of(handle, dtype)
         with var.lock:
             current = owned_value(var)
-            if current.shape != np.shape(value):
-                raise errors.InvalidArgumentError(None, None, (
-                    f"cannot update variable {var.name!r} of shape {list(current.shape)} with a value of shape "
-                    f"{list(np.shape(value))}: shapes must be equal"))
+            check_update_shape(var, current.shape, np.shape(value))
             ufunc(current, value, out=current)
     return update
 
@@ -159,18 +170,26 @@ def _gather(handle, indices, *, dtype):
     return value[indices]
 
 
+def check_scatter(var, shape, indices, updates_shape, check_ids=check_indices):
+    """Refuses a row scatter into ``var`` (its array of ``shape``) that does not fit; True when the updates are
+    one scalar. A GPU package passes its own id check (same message)."""
+    if len(shape) == 0:
+        raise errors.InvalidArgumentError(None, None, f"cannot scatter into scalar variable {var.name!r}")
+    check_ids(indices, shape[0], f"scatter into variable {var.name!r}")
+    expected = tuple(indices.shape) + tuple(shape[1:])
+    if len(updates_shape) and tuple(updates_shape) != expected:
+        raise errors.InvalidArgumentError(None, None, (
+            f"scatter into variable {var.name!r} of shape {list(shape)}: updates have shape "
+            f"{list(updates_shape)}, expected {list(expected)} or a scalar"))
+    return len(updates_shape) == 0
+
+
 def _scatter(ufunc):
     def scatter(handle, indices, updates, *, dtype):
         var = variable_of(handle, dtype)
         with var.lock:
             current = owned_value(var)
-            if current.ndim == 0:
-                raise errors.InvalidArgumentError(None, None, f"cannot scatter into scalar variable {var.name!r}")
-            check_indices(indices, current.shape[0], f"scatter into variable {var.name!r}")
-            if np.ndim(updates) and np.shape(updates) != indices.shape + current.shape[1:]:
-                raise errors.InvalidArgumentError(None, None, (
-                    f"scatter into variable {var.name!r} of shape {list(current.shape)}: updates have shape "
-                    f"{list(np.shape(updates))}, expected {list(indices.shape + current.shape[1:])} or a scalar"))
+            check_scatter(var, current.shape, indices, np.shape(updates))
             if ufunc is None:
                 current[indices] = updates
             else:
@@ -193,7 +212,7 @@ def _count_up_to(handle, *, limit, T):  # noqa: N803 - the op's attr name
         if current.ndim != 0:
             raise errors.InvalidArgumentError(None, None, (
                 f"count_up_to needs a scalar variable; {var.name!r} has shape {list(current.shape)}"))
-        if current >= limit:
+        if int(current) >= limit:
             raise errors.OutOfRangeError(None, None, f"Reached limit of {limit} (variable {var.name!r})")
         before = current.copy()
         current += 1

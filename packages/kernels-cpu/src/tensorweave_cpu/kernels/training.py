@@ -111,24 +111,29 @@ def sparse_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, 
 
 
 # ---- kernels ----------------------------------------------------------------------------------------
-def summed_rows(indices, grad, var):
-    """Unique row ids and their summed gradient rows (the ids as given when none repeats)."""
+def summed_rows(indices, grad, var_shape, xp=np, check_ids=check_indices, add_at=np.add.at):
+    """Unique row ids and their summed gradient rows [ids, *var_shape[1:]] (the ids as given when none repeats).
+
+    Written once for every device: a GPU package passes its array module, its id check (same message) and its
+    unbuffered row add, called as ``ufunc.at(target, rows, updates)``.
+    """
     indices = indices.reshape(-1)
-    if grad.size != indices.size * int(np.prod(var.shape[1:])):
+    if grad.size != indices.size * int(np.prod(var_shape[1:], dtype=np.int64)):
         raise errors.InvalidArgumentError(None, None, (
-            f"sparse update of a variable of shape {list(var.shape)}: {indices.size} row ids but gradient rows of "
+            f"sparse update of a variable of shape {list(var_shape)}: {indices.size} row ids but gradient rows of "
             f"shape {list(grad.shape)}"))
-    grad = grad.reshape((indices.size,) + var.shape[1:])
-    check_indices(indices, var.shape[0], "sparse optimizer update")
-    unique, inverse = np.unique(indices, return_inverse=True)
+    grad = grad.reshape((indices.size,) + tuple(var_shape[1:]))
+    check_ids(indices, var_shape[0], "sparse optimizer update")
+    unique, inverse = xp.unique(indices, return_inverse=True)
     if unique.size == indices.size:
         return indices, grad
-    summed = np.zeros((unique.size,) + grad.shape[1:], dtype=grad.dtype)
-    np.add.at(summed, inverse, grad)
+    summed = xp.zeros((unique.size,) + grad.shape[1:], dtype=grad.dtype)
+    add_at(summed, inverse.reshape(-1), grad)
     return unique, summed
 
 
-def _check_shapes(names, arrays, grad, sparse):
+def check_update_shapes(names, arrays, grad, sparse):
+    """Refuses slots (named ``names[1:]``) or a dense gradient whose shape is not the variable's, on any device."""
     var = arrays[0]
     for name, slot in zip(names[1:], arrays[1:]):
         if slot.shape != var.shape:
@@ -142,11 +147,12 @@ def _check_shapes(names, arrays, grad, sparse):
             f"var and grad do not have the same shape: {list(var.shape)} {list(grad.shape)}"))
 
 
-class _Locks:
-    """Holds the locks of several variables, taken in one global order so two updates cannot deadlock."""
+class locked:  # noqa: N801 - used as a context manager, like a lock
+    """Holds the locks of several variables (when ``locking``), taken in one global order so two updates
+    cannot deadlock."""
 
-    def __init__(self, variables):
-        self.locks = [v.lock for v in sorted(variables, key=id)]
+    def __init__(self, variables, locking=True):
+        self.locks = [v.lock for v in sorted(variables, key=id)] if locking else []
 
     def __enter__(self):
         for lock in self.locks:
@@ -157,15 +163,8 @@ class _Locks:
             lock.release()
 
 
-class _NoLocks:
-    def __enter__(self):
-        pass
-
-    def __exit__(self, *exc):
-        pass
-
-
-_NO_LOCKS = _NoLocks()
+# native.py's names for the two above, until it imports the public ones.
+_check_shapes, _Locks, _NO_LOCKS = check_update_shapes, locked, locked((), locking=False)
 
 
 def _kernel(optimizer, sparse):
@@ -183,13 +182,13 @@ def _kernel(optimizer, sparse):
         def compute(*inputs):
             variables = [variable_of(h, dtype) for h in inputs[:n_handles]]
             rest = list(inputs[n_handles:])
-            with _Locks(variables) if locking else _NO_LOCKS:
+            with locked(variables, locking):
                 arrays = [owned_value(v) for v in variables]
-                _check_shapes(handles, arrays, rest[grad_at], sparse)
+                check_update_shapes(handles, arrays, rest[grad_at], sparse)
                 if not sparse:
                     dense_update(*arrays, *rest, **options)
                     return
-                indices, grad = summed_rows(rest.pop(grad_at + 1), rest[grad_at], arrays[0])
+                indices, grad = summed_rows(rest.pop(grad_at + 1), rest[grad_at], arrays[0].shape)
                 if optimizer == "Adam":
                     sparse_adam(*arrays, *rest[:grad_at], grad, indices)
                     return

@@ -8,9 +8,10 @@ a float32 buffer and rounds once at the end, as the CPU kernel accumulates float
 
 import numpy as np
 
-from tensorweave.extension import KernelSet, errors
+from tensorweave.extension import KernelSet
 
 from tensorweave_cuda.kernels import compile as cc
+from tensorweave_cpu.kernels.state import check_scatter
 from tensorweave_cuda.kernels.checks import first_out_of_range
 from tensorweave_cuda.kernels.variables import check_rows, owned_value, variable_of
 
@@ -80,25 +81,12 @@ def _unsorted_segment_sum(data, segment_ids, num_segments, *, xp):
     return out.astype(data.dtype, copy=False)
 
 
-def scatter_shapes(var_shape, indices_shape, updates_shape, name):
-    """Checks a scatter's shapes as the CPU kernel does; True when ``updates`` is one scalar for every row."""
-    if len(var_shape) == 0:
-        raise errors.InvalidArgumentError(None, None, f"cannot scatter into scalar variable {name!r}")
-    expected = tuple(indices_shape) + tuple(var_shape[1:])
-    if len(updates_shape) and tuple(updates_shape) != expected:
-        raise errors.InvalidArgumentError(None, None, (
-            f"scatter into variable {name!r} of shape {list(var_shape)}: updates have shape "
-            f"{list(updates_shape)}, expected {list(expected)} or a scalar"))
-    return len(updates_shape) == 0
-
-
 @KERNELS.register("ResourceScatterAdd", dtypes={"dtype": _DTYPES})
 def _resource_scatter_add(handle, indices, updates, *, dtype, xp):
     var = variable_of(handle, dtype)
     with var.lock:
         current = owned_value(var)
-        scalar = scatter_shapes(current.shape, indices.shape, updates.shape, var.name)
-        check_rows(indices, current.shape[0], f"scatter into variable {var.name!r}")
+        scalar = check_scatter(var, current.shape, indices, updates.shape, check_rows)
         if not current.flags.c_contiguous:
             var.value = current = xp.ascontiguousarray(current)
         rows = int(indices.size)

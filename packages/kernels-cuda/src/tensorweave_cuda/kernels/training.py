@@ -4,18 +4,19 @@ Each dense update is one ElementwiseKernel that reads the gradient and slots onc
 (numpy needs a temporary per step); float16 is computed in float32. A sparse update sums duplicate rows
 (unique + the atomic scatter), then runs the same formula, written once below, over the given rows only, as
 an ElementwiseKernel indexing the slots raw. Sparse Adam decays every row's moments, as TF1's does.
-Locking and copy-on-write follow the CPU kernels.
+Locking, copy-on-write, the checks and the summing of duplicate rows are the CPU kernels' own functions.
 """
 
 import functools
 
 import numpy as np
 
-from tensorweave.extension import SLOTS, UPDATES, KernelSet, errors, sparse_inputs
+from tensorweave.extension import SLOTS, UPDATES, KernelSet, sparse_inputs
 
+from tensorweave_cpu.kernels.training import check_update_shapes, locked, summed_rows
 from tensorweave_cuda.kernels import compile as cc
 from tensorweave_cuda.kernels.scatter import scatter_add_into
-from tensorweave_cuda.kernels.variables import check_rows, locked, owned_value, variable_of
+from tensorweave_cuda.kernels.variables import check_rows, owned_value, variable_of
 
 KERNELS = KernelSet("GPU", priority=10)
 
@@ -107,36 +108,10 @@ def _dense_kernel(optimizer, sparse):
                                                                   FORMULAS[optimizer])
 
 
-def summed_rows(indices, grad, var_shape, xp):
-    """Unique row ids and their summed gradient rows [ids, inner] (the ids as given when none repeats)."""
-    indices = indices.reshape(-1)
-    inner = int(np.prod(var_shape[1:], dtype=np.int64))
-    if grad.size != indices.size * inner:
-        raise errors.InvalidArgumentError(None, None, (
-            f"sparse update of a variable of shape {list(var_shape)}: {indices.size} row ids but gradient rows of "
-            f"shape {list(grad.shape)}"))
-    grad = xp.ascontiguousarray(grad).reshape(indices.size, inner)
-    check_rows(indices, var_shape[0], "sparse optimizer update")
-    unique, inverse = xp.unique(indices, return_inverse=True)
-    if unique.size == indices.size:
-        return indices, grad
-    summed = xp.zeros((unique.size, inner), dtype=grad.dtype)
-    scatter_add_into(summed, grad, inverse.reshape(-1).astype(indices.dtype, copy=False), indices.size, inner)
-    return unique, summed
-
-
-def _check_shapes(names, arrays, grad, sparse):
-    var = arrays[0]
-    for name, slot in zip(names[1:], arrays[1:]):
-        if slot.shape != var.shape:
-            raise errors.InvalidArgumentError(None, None, (
-                f"var and {name} do not have the same shape: {list(var.shape)} {list(slot.shape)}"))
-    if sparse:
-        if var.ndim == 0:
-            raise errors.InvalidArgumentError(None, None, "a sparse update needs a variable of rank 1 or more")
-    elif grad.shape != var.shape:
-        raise errors.InvalidArgumentError(None, None, (
-            f"var and grad do not have the same shape: {list(var.shape)} {list(grad.shape)}"))
+def add_rows(target, rows, updates):
+    """``add.at(target, rows, updates)`` for summing gradient rows, with the atomic scatter."""
+    inner = target.size // target.shape[0]
+    scatter_add_into(target, updates.reshape(rows.size, inner), rows, rows.size, inner)
 
 
 def _kernel(optimizer, sparse):
@@ -159,7 +134,7 @@ def _kernel(optimizer, sparse):
             values = [xp.asarray(v, dtype=dtype.as_numpy_dtype) for v in rest]  # the scalars, in order
             with locked(variables, locking):
                 arrays = [owned_value(v) for v in variables]
-                _check_shapes(slots, arrays, grad, sparse)
+                check_update_shapes(slots, arrays, grad, sparse)
                 for v, array in zip(variables, arrays):
                     if not array.flags.c_contiguous:
                         v.value = xp.ascontiguousarray(array)
@@ -167,8 +142,8 @@ def _kernel(optimizer, sparse):
                 if not sparse:
                     elementwise(kernel_name, *params)(*values, grad, *flags, *arrays)
                     return
-                rows, summed = summed_rows(indices, grad, arrays[0].shape, xp)
-                inner = np.int64(summed.shape[1])
+                rows, summed = summed_rows(indices, grad, arrays[0].shape, xp, check_rows, add_rows)
+                inner = np.int64(np.prod(arrays[0].shape[1:], dtype=np.int64))
                 if optimizer == "Adam":
                     _sparse_adam(arrays, dict(zip(scalars, values)), summed, rows, inner)
                     return
