@@ -12,10 +12,13 @@ from tensorweave_cpu.kernels import conv as cpu_conv
 from tensorweave_cpu.kernels import losses as cpu_losses
 from tensorweave_cpu.kernels import pooling as cpu_pooling
 from tensorweave_cpu.kernels import reductions as cpu_reductions
+from tensorweave_cpu.kernels import training as cpu_training
+from tensorweave_cpu.kernels.sliding_windows import nhwc_shape
+from tensorweave_cpu.kernels.state import check_indices, check_scatter
 from tensorweave_cuda import nccl
 from tensorweave_cuda.kernels import compile as cc
-from tensorweave_cuda.kernels import conv, losses, pooling, scatter
-from tensorweave_cuda.kernels.windows import Geometry, from_nhwc_shape, nhwc_shape, nhwc_strides, strides_args
+from tensorweave_cuda.kernels import conv, losses, pooling, scatter, training
+from tensorweave_cuda.kernels.windows import from_nhwc_shape, nhwc_strides, strides_args, window_args
 
 RNG = np.random.default_rng(7)
 CASES = [((2, 5, 6, 3), (2, 2), (2, 2), (1, 1), "VALID"), ((1, 7, 5, 2), (3, 3), (2, 1), (1, 1), "SAME"),
@@ -41,7 +44,7 @@ def _flat(array):
 
 
 def _replay_pool(kind, x, data_format, geo, out_shape):
-    n, h, w, c, oh, ow, kh, kw, sh, sw, _, _, pt, pl = (int(v) for v in geo.args())
+    n, h, w, c, oh, ow, kh, kw, sh, sw, _, _, pt, pl = (int(v) for v in window_args(geo))
     x0, x1, x2, x3 = (int(v) for v in strides_args(x, data_format))
     y = np.zeros(from_nhwc_shape(out_shape, data_format), dtype=x.dtype)
     y0, y1, y2, y3 = (int(v) for v in strides_args(y, data_format))
@@ -68,15 +71,15 @@ def test_pooling_arguments_index_the_cpu_kernels_windows(case, data_format, kind
     x = _in_format(RNG.standard_normal(shape), data_format)
     attrs = dict(ksize=_attr(window, data_format), strides=_attr(strides, data_format), padding=padding,
                  data_format=data_format)
-    geo = pooling.geometry(nhwc_shape(x.shape, data_format), **{k: attrs[k] for k in ("ksize", "strides", "padding",
-                                                                                     "data_format")})
+    geo = cpu_pooling.pool_windows(nhwc_shape(x.shape, data_format), **{
+        k: attrs[k] for k in ("ksize", "strides", "padding", "data_format")})
     want = (cpu_pooling._max_pool if kind == "max" else cpu_pooling._avg_pool)(x, xp=np, **attrs)
     got = _replay_pool(kind, x, data_format, geo, geo.out_shape)
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def _replay_avg_pool_grad(grad, data_format, geo):
-    n, h, w, c, oh, ow, kh, kw, sh, sw, _, _, pt, pl = (int(v) for v in geo.args())
+    n, h, w, c, oh, ow, kh, kw, sh, sw, _, _, pt, pl = (int(v) for v in window_args(geo))
     g0, g1, g2, g3 = (int(v) for v in strides_args(grad, data_format))
     dx = np.zeros(from_nhwc_shape(geo.in_shape, data_format), grad.dtype)
     d0, d1, d2, d3 = (int(v) for v in strides_args(dx, data_format))
@@ -105,14 +108,14 @@ def test_avg_pool_grad_gathers_what_the_cpu_kernel_scatters(case, data_format):
     in_shape = from_nhwc_shape(shape, data_format)
     attrs = dict(ksize=_attr(window, data_format), strides=_attr(strides, data_format), padding=padding,
                  data_format=data_format)
-    geo = pooling.geometry(shape, **attrs)
+    geo = cpu_pooling.pool_windows(shape, **attrs)
     grad = _in_format(RNG.standard_normal(geo.out_shape), data_format)
     want = cpu_pooling._avg_pool_grad(np.array(in_shape), grad, xp=np, **attrs)
     np.testing.assert_allclose(_replay_avg_pool_grad(grad, data_format, geo), want, rtol=1e-12, atol=1e-15)
 
 
 def _replay_im2col(x, data_format, geo):
-    n, h, w, c, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl = (int(v) for v in geo.args())
+    n, h, w, c, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl = (int(v) for v in window_args(geo))
     x0, x1, x2, x3 = (int(v) for v in strides_args(x, data_format))
     width, xf = kh * kw * c, _flat(x)
     cols = np.empty(n * oh * ow * width, x.dtype)
@@ -126,7 +129,7 @@ def _replay_im2col(x, data_format, geo):
 
 
 def _replay_col2im(cols, data_format, geo):
-    n, h, w, c, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl = (int(v) for v in geo.args())
+    n, h, w, c, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl = (int(v) for v in window_args(geo))
     dx = np.zeros(from_nhwc_shape(geo.in_shape, data_format), cols.dtype)
     d0, d1, d2, d3 = (int(v) for v in strides_args(dx, data_format))
     width, cf, df = kh * kw * c, cols.reshape(-1), dx.reshape(-1)
@@ -150,7 +153,7 @@ def test_conv_im2col_and_col2im_arguments_reproduce_the_cpu_convolutions(case, d
     w = RNG.standard_normal(window + (shape[3], 4))
     attrs = dict(strides=_attr(strides, data_format), padding=padding, data_format=data_format,
                  dilations=_attr(dilations, data_format))
-    geo = conv.geometry(shape, w.shape, attrs["strides"], attrs["dilations"], padding, data_format)
+    geo = cpu_conv.conv_windows(shape, w.shape, attrs["strides"], attrs["dilations"], padding, data_format)
     out = _replay_im2col(x, data_format, geo) @ w.reshape(-1, 4)
     out = out.reshape(geo.out_shape[:3] + (4,))
     want = cpu_conv._conv2d(x, w, xp=np, **attrs)
@@ -161,6 +164,24 @@ def test_conv_im2col_and_col2im_arguments_reproduce_the_cpu_convolutions(case, d
     want_dx = cpu_conv._conv2d_backprop_input(np.array(from_nhwc_shape(shape, data_format)), w, dy_in_format,
                                               xp=np, **attrs)
     np.testing.assert_allclose(dx, want_dx, rtol=1e-10, atol=1e-12)
+
+
+def test_sparse_updates_sum_repeated_rows_as_the_cpu_kernel_through_the_scatter_kernels_arguments(monkeypatch):
+    calls = []
+
+    def replay(out, values, ids, rows, inner, scalar_values=False):  # scatter_add's loop on flat buffers
+        flat_out, flat_values = out.reshape(-1), np.ascontiguousarray(values).reshape(-1)
+        for i in range(rows * inner):
+            flat_out[ids[i // inner] * inner + i % inner] += flat_values[i]
+        calls.append((rows, inner))
+
+    monkeypatch.setattr(training, "scatter_add_into", replay)
+    indices, grad = np.array([[3, 1], [3, 0]]), RNG.standard_normal((4, 2, 3))
+    rows, summed = cpu_training.summed_rows(indices, grad, (5, 2, 3), np, check_indices, training.add_rows)
+    want_rows, want = cpu_training.summed_rows(indices, grad, (5, 2, 3))
+    assert rows.tolist() == want_rows.tolist() == [0, 1, 3] and calls == [(4, 6)]
+    np.testing.assert_allclose(summed, want, rtol=1e-12)
+    np.testing.assert_allclose(summed[2], grad[0] + grad[2], rtol=1e-12)
 
 
 # ---- layouts and strides ---------------------------------------------------------------------------------------
@@ -178,14 +199,13 @@ def test_nhwc_strides_address_every_element_of_either_layout(data_format):
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_geometry_matches_the_cpu_windows(case):
+def test_window_args_are_the_cpu_windows_in_the_kernels_order(case):
     shape, window, strides, dilations, padding = case
-    ours = Geometry(shape, window, strides, dilations, padding)
-    theirs = cpu_conv.Windows(shape, window, strides, dilations, padding)
-    assert ours.out_shape == theirs.out_shape
-    assert (ours.pad_top, ours.pad_left) == (theirs.pad_top, theirs.pad_left)
-    assert [int(v) for v in ours.args()] == [*shape, theirs.out_h, theirs.out_w, *window, *strides, *dilations,
-                                             theirs.pad_top, theirs.pad_left]
+    windows = cpu_conv.Windows(shape, window, strides, dilations, padding)
+    args = window_args(windows)
+    assert all(type(v) is np.int64 for v in args)
+    assert [int(v) for v in args] == [*shape, windows.out_h, windows.out_w, *window, *strides, *dilations,
+                                      windows.pad_top, windows.pad_left]
 
 
 # ---- checks and messages, the same as the CPU kernels' -----------------------------------------------------------
@@ -226,28 +246,38 @@ def test_segment_sum_layout_and_errors_match_the_cpu_kernel():
     assert _message(scatter.segment_layout, data.shape, (4,), -1)[1] == "num_segments must be non-negative, got -1"
 
 
-def test_scatter_shape_checks_name_the_variable():
-    assert scatter.scatter_shapes((5, 3), (2,), (2, 3), "v") is False
-    assert scatter.scatter_shapes((5, 3), (2,), (), "v") is True
-    kind, message = _message(scatter.scatter_shapes, (5, 3), (2,), (2, 4), "v")
+def test_scatter_checks_the_gpu_kernels_share_name_the_variable():
+    v, s, ids = types.SimpleNamespace(name="v"), types.SimpleNamespace(name="s"), np.array([0, 4])
+    assert check_scatter(v, (5, 3), ids, (2, 3)) is False
+    assert check_scatter(v, (5, 3), ids, ()) is True
+    kind, message = _message(check_scatter, v, (5, 3), ids, (2, 4))
     assert kind.__name__ == "InvalidArgumentError"
     assert message == "scatter into variable 'v' of shape [5, 3]: updates have shape [2, 4], expected [2, 3] or a scalar"
-    assert _message(scatter.scatter_shapes, (), (1,), (), "s")[1] == "cannot scatter into scalar variable 's'"
+    assert _message(check_scatter, s, (), ids, ())[1] == "cannot scatter into scalar variable 's'"
+    message = _message(check_scatter, v, (4, 3), ids, (2, 3))[1]
+    assert message == "scatter into variable 'v': indices[1] = 4 is not in [0, 4)"
 
 
-def test_conv_and_pool_checks_match_the_cpu_kernels():
+def test_conv_and_pool_kernels_refuse_with_the_cpu_kernels_messages():
     x = np.zeros((1, 5, 5, 3))
-    assert _message(conv.geometry, x.shape, (2, 2, 4, 1), [1, 1, 1, 1], [1, 1, 1, 1], "VALID", "NHWC") == _message(
-        cpu_conv._conv2d, x, np.zeros((2, 2, 4, 1)), strides=[1, 1, 1, 1], padding="VALID", data_format="NHWC",
-        dilations=[1, 1, 1, 1], xp=np)
-    geo = pooling.geometry(x.shape, [1, 2, 2, 1], [1, 2, 2, 1], "VALID", "NHWC")
-    assert _message(pooling.check_grad, (1, 3, 3, 3), geo, "NHWC") == _message(
-        cpu_pooling._max_pool_grad, x, np.zeros((1, 2, 2, 3)), np.zeros((1, 3, 3, 3)), ksize=[1, 2, 2, 1],
-        strides=[1, 2, 2, 1], padding="VALID", data_format="NHWC", xp=np)
-    assert "ksize in the batch and channel dimensions must be 1" in _message(
-        pooling.geometry, x.shape, [2, 2, 2, 1], [1, 1, 1, 1], "VALID", "NHWC")[1]
-    geo = conv.geometry(x.shape, (3, 3, 3, 2), [1, 1, 1, 1], [1, 1, 1, 1], "SAME", "NHWC")
-    assert "out_backprop has shape [1, 4, 5, 2]" in _message(conv.check_out_backprop, (1, 4, 5, 2), geo, 2)[1]
+    conv_attrs = dict(strides=[1, 1, 1, 1], dilations=[1, 1, 1, 1], data_format="NHWC", xp=np)
+    w = np.zeros((2, 2, 4, 1))
+    got = _message(conv._conv2d, x, w, padding="VALID", **conv_attrs)
+    assert got == _message(cpu_conv._conv2d, x, w, padding="VALID", **conv_attrs)
+    assert got[1].startswith("input depth 3 does not match the filter's in_channels 4")
+    args = (x, np.array([3, 3, 3, 2]), np.zeros((1, 4, 5, 2)))
+    got = _message(conv._conv2d_backprop_filter, *args, padding="SAME", **conv_attrs)
+    assert got == _message(cpu_conv._conv2d_backprop_filter, *args, padding="SAME", **conv_attrs)
+    assert got[1].startswith("out_backprop has shape [1, 4, 5, 2]")
+    pool_attrs = dict(ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID", data_format="NHWC", xp=np)
+    args = (x, np.zeros((1, 2, 2, 3)), np.zeros((1, 3, 3, 3)))
+    got = _message(pooling._max_pool_grad, *args, **pool_attrs)
+    assert got == _message(cpu_pooling._max_pool_grad, *args, **pool_attrs)
+    assert got[1] == "grad has shape [1, 3, 3, 3] (NHWC order), but pooling gives [1, 2, 2, 3]"
+    pool_attrs["ksize"] = [2, 2, 2, 1]
+    got = _message(pooling._forward("max_pool"), x, **pool_attrs)
+    assert got == _message(cpu_pooling._max_pool, x, **pool_attrs)
+    assert "ksize in the batch and channel dimensions must be 1" in got[1]
 
 
 # ---- launch configuration and per-dtype sources --------------------------------------------------------------------

@@ -13,7 +13,8 @@ KERNELS = KernelSet("CPU")
 _FLOATS = ["float16", "float32", "float64"]
 
 
-def _windows(in_shape, filter_shape, strides, dilations, padding, data_format):
+def conv_windows(in_shape, filter_shape, strides, dilations, padding, data_format):
+    """The convolution's windows over an NHWC ``in_shape``, checked against the filter (every device's kernels)."""
     if len(filter_shape) != 4 or len(in_shape) != 4:
         raise ValueError(f"conv2d needs a 4-D input and a 4-D [height, width, in, out] filter, got shapes "
                          f"{list(in_shape)} and {list(filter_shape)}")
@@ -30,17 +31,22 @@ def _im2col(x, windows, xp):
     return windows.patches(windows.pad(x, xp), xp).reshape(-1, kh * kw * x.shape[3])
 
 
-def _check_out_backprop(dy, windows, out_channels):
+def check_out_backprop(dy, windows, out_channels):
+    """Refuses an NHWC ``dy`` (an array or view on any device) that is not the convolution's output shape."""
     want = windows.out_shape[:3] + (out_channels,)
     if dy.shape != want:
         raise ValueError(f"out_backprop has shape {list(dy.shape)} (NHWC order), but the convolution's output "
                          f"has shape {list(want)}")
 
 
+# native.py's names for the two above, until it imports the public ones.
+_windows, _check_out_backprop = conv_windows, check_out_backprop
+
+
 @KERNELS.register("Conv2D", dtypes=_FLOATS)
 def _conv2d(x, w, *, strides, padding, data_format, dilations, xp):
     x = to_nhwc(x, data_format)
-    windows = _windows(x.shape, w.shape, strides, dilations, padding, data_format)
+    windows = conv_windows(x.shape, w.shape, strides, dilations, padding, data_format)
     out_channels = w.shape[3]
     out = _im2col(x, windows, xp) @ w.reshape(-1, out_channels)
     return from_nhwc(out.reshape(windows.out_shape[:3] + (out_channels,)), data_format)
@@ -50,9 +56,9 @@ def _conv2d(x, w, *, strides, padding, data_format, dilations, xp):
 def _conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format, dilations, xp):
     in_shape = nhwc_shape(input_sizes, data_format)
     dy = to_nhwc(dy, data_format)
-    windows = _windows(in_shape, w.shape, strides, dilations, padding, data_format)
+    windows = conv_windows(in_shape, w.shape, strides, dilations, padding, data_format)
     in_channels, out_channels = w.shape[2:]
-    _check_out_backprop(dy, windows, out_channels)
+    check_out_backprop(dy, windows, out_channels)
     # One GEMM per window offset gives a contiguous block to add (a single GEMM's column blocks are strided).
     dy_rows = dy.reshape(-1, out_channels)
     block_shape = windows.out_shape[:3] + (in_channels,)
@@ -66,7 +72,7 @@ def _conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format,
 def _conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format, dilations, xp):
     filter_shape = tuple(int(d) for d in filter_sizes)
     x, dy = to_nhwc(x, data_format), to_nhwc(dy, data_format)
-    windows = _windows(x.shape, filter_shape, strides, dilations, padding, data_format)
-    _check_out_backprop(dy, windows, filter_shape[3])
+    windows = conv_windows(x.shape, filter_shape, strides, dilations, padding, data_format)
+    check_out_backprop(dy, windows, filter_shape[3])
     d_filter = _im2col(x, windows, xp).T @ dy.reshape(-1, filter_shape[3])
     return d_filter.reshape(filter_shape)

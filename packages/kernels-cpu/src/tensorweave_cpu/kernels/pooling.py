@@ -18,7 +18,8 @@ _FLOATS = ["float16", "float32", "float64"]
 _REAL = _FLOATS + ["int8", "int16", "int32", "int64", "uint8"]
 
 
-def _windows(in_shape, ksize, strides, padding, data_format):
+def pool_windows(in_shape, ksize, strides, padding, data_format):
+    """The pooling windows over an NHWC ``in_shape``, with the attr checks every device's kernels make."""
     return Windows.from_attrs(in_shape, spatial_params(ksize, data_format, "ksize"), strides, None, padding,
                               data_format)
 
@@ -27,7 +28,8 @@ def _lowest(dtype):
     return -np.inf if np.dtype(dtype).kind == "f" else np.iinfo(dtype).min
 
 
-def _check_grad(grad, windows):
+def check_grad(grad, windows):
+    """Refuses an NHWC ``grad`` (an array or view on any device) that is not the pooling's output shape."""
     if grad.shape != windows.out_shape:
         raise ValueError(f"grad has shape {list(grad.shape)} (NHWC order), but pooling gives {list(windows.out_shape)}")
 
@@ -35,7 +37,7 @@ def _check_grad(grad, windows):
 @KERNELS.register("MaxPool", dtypes=_REAL)
 def _max_pool(x, *, ksize, strides, padding, data_format, xp):
     x = to_nhwc(x, data_format)
-    windows = _windows(x.shape, ksize, strides, padding, data_format)
+    windows = pool_windows(x.shape, ksize, strides, padding, data_format)
     padded = windows.pad(x, xp, _lowest(x.dtype))
     out = None
     for _, _, rows, cols in windows.offsets():
@@ -49,7 +51,7 @@ def _max_pool(x, *, ksize, strides, padding, data_format, xp):
 @KERNELS.register("AvgPool", dtypes=_FLOATS)
 def _avg_pool(x, *, ksize, strides, padding, data_format, xp):
     x = to_nhwc(x, data_format)
-    windows = _windows(x.shape, ksize, strides, padding, data_format)
+    windows = pool_windows(x.shape, ksize, strides, padding, data_format)
     padded = windows.pad(x, xp)
     total = xp.zeros(windows.out_shape, dtype=x.dtype)
     for _, _, rows, cols in windows.offsets():
@@ -77,8 +79,8 @@ def _first_max_masks(x, out, windows, xp):
 @KERNELS.register("MaxPoolGrad", dtypes=_REAL)
 def _max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format, xp):
     x, out, grad = (to_nhwc(t, data_format) for t in (x, out, grad))
-    windows = _windows(x.shape, ksize, strides, padding, data_format)
-    _check_grad(grad, windows)
+    windows = pool_windows(x.shape, ksize, strides, padding, data_format)
+    check_grad(grad, windows)
     d_padded = xp.zeros(windows.padded_shape, dtype=grad.dtype)
     disjoint = all(s >= k for s, k in zip(windows.strides, windows.window))
     for rows, cols, hit in _first_max_masks(x, out, windows, xp):
@@ -92,7 +94,7 @@ def _max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format, xp):
 @KERNELS.register("MaxPoolGradGrad", dtypes=_REAL)
 def _max_pool_grad_grad(x, out, grad, *, ksize, strides, padding, data_format, xp):
     x, out, grad = (to_nhwc(t, data_format) for t in (x, out, grad))
-    windows = _windows(x.shape, ksize, strides, padding, data_format)
+    windows = pool_windows(x.shape, ksize, strides, padding, data_format)
     grad_padded = windows.pad(grad, xp)
     result = xp.zeros(windows.out_shape, dtype=grad.dtype)
     for rows, cols, hit in _first_max_masks(x, out, windows, xp):
@@ -104,8 +106,8 @@ def _max_pool_grad_grad(x, out, grad, *, ksize, strides, padding, data_format, x
 def _avg_pool_grad(orig_input_shape, grad, *, ksize, strides, padding, data_format, xp):
     in_shape = nhwc_shape(orig_input_shape, data_format)
     grad = to_nhwc(grad, data_format)
-    windows = _windows(in_shape, ksize, strides, padding, data_format)
-    _check_grad(grad, windows)
+    windows = pool_windows(in_shape, ksize, strides, padding, data_format)
+    check_grad(grad, windows)
     share = grad / windows.valid_counts(xp, grad.dtype)
     d_padded = xp.zeros(windows.padded_shape, dtype=grad.dtype)
     for _, _, rows, cols in windows.offsets():

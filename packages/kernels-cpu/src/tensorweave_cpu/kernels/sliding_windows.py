@@ -16,7 +16,8 @@ def from_nhwc(x, data_format):
 
 
 def nhwc_shape(shape, data_format):
-    shape = tuple(int(d) for d in shape)
+    """A 4-D shape given in ``data_format`` (any sequence of ints, a numpy or device array too) in NHWC order."""
+    shape = tuple(int(d) for d in (shape.tolist() if hasattr(shape, "tolist") else shape))
     if len(shape) != 4:
         raise ValueError(f"expected a 4-D shape, got {list(shape)}")
     return (shape[0], shape[2], shape[3], shape[1]) if data_format == "NCHW" else shape

@@ -8,9 +8,11 @@ entries that read it (no atomics, so it is deterministic).
 
 from tensorweave.extension import KernelSet
 
+from tensorweave_cpu.kernels.conv import check_out_backprop, conv_windows
+from tensorweave_cpu.kernels.sliding_windows import nhwc_shape, to_nhwc
 from tensorweave_cuda.kernels import compile as cc
 from tensorweave_cuda.kernels.windows import (
-    GEOMETRY_PARAMS, Geometry, from_nhwc_shape, nhwc_shape, strides_args, strides_params)
+    GEOMETRY_PARAMS, from_nhwc_shape, strides_args, strides_params, window_args)
 
 KERNELS = KernelSet("GPU", priority=10)
 
@@ -53,31 +55,12 @@ extern "C" __global__ void col2im(const scalar_t* cols, scalar_t* dx, %(dx)s, %(
 """ % {"geometry": GEOMETRY_PARAMS, "x": strides_params("x"), "dx": strides_params("dx")}
 
 
-def geometry(in_shape, filter_shape, strides, dilations, padding, data_format):
-    """The convolution's windows over an NHWC ``in_shape``, with the CPU kernel's checks and messages."""
-    if len(filter_shape) != 4 or len(in_shape) != 4:
-        raise ValueError(f"conv2d needs a 4-D input and a 4-D [height, width, in, out] filter, got shapes "
-                         f"{list(in_shape)} and {list(filter_shape)}")
-    kh, kw, in_channels, _ = filter_shape
-    if in_shape[3] != in_channels:
-        raise ValueError(f"input depth {in_shape[3]} does not match the filter's in_channels {in_channels} "
-                         f"(input shape {list(in_shape)} in NHWC order, filter shape {list(filter_shape)})")
-    return Geometry.from_attrs(in_shape, (kh, kw), strides, dilations, padding, data_format)
-
-
-def check_out_backprop(dy_shape, geo, out_channels):
-    want = geo.out_shape[:3] + (out_channels,)
-    if tuple(dy_shape) != want:
-        raise ValueError(f"out_backprop has shape {list(dy_shape)} (NHWC order), but the convolution's output "
-                         f"has shape {list(want)}")
-
-
 def im2col(x, data_format, geo, xp):
     """The [N*out_h*out_w, kh*kw*C] patch matrix of ``x`` (in ``data_format``)."""
     n, _, _, c = geo.in_shape
     cols = xp.empty((n * geo.out_h * geo.out_w, geo.window[0] * geo.window[1] * c), dtype=x.dtype)
     cc.launch(cc.function(SOURCE, "im2col", x.dtype), cols.size, (x,) + strides_args(x, data_format) + (cols,)
-              + geo.args())
+              + window_args(geo))
     return cols
 
 
@@ -90,7 +73,7 @@ def _nhwc_rows(dy, data_format, xp):
 
 @KERNELS.register("Conv2D", dtypes=list(cc.FLOATS))
 def _conv2d(x, w, *, strides, padding, data_format, dilations, xp):
-    geo = geometry(nhwc_shape(x.shape, data_format), w.shape, strides, dilations, padding, data_format)
+    geo = conv_windows(nhwc_shape(x.shape, data_format), w.shape, strides, dilations, padding, data_format)
     out_channels = w.shape[3]
     out = xp.matmul(im2col(x, data_format, geo, xp), xp.ascontiguousarray(w).reshape(-1, out_channels))
     out = out.reshape(geo.out_shape[:3] + (out_channels,))
@@ -100,21 +83,21 @@ def _conv2d(x, w, *, strides, padding, data_format, dilations, xp):
 @KERNELS.register("Conv2DBackpropInput", dtypes=list(cc.FLOATS))
 def _conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format, dilations, xp):
     in_shape = nhwc_shape(input_sizes, data_format)
-    geo = geometry(in_shape, w.shape, strides, dilations, padding, data_format)
+    geo = conv_windows(in_shape, w.shape, strides, dilations, padding, data_format)
     out_channels = w.shape[3]
-    check_out_backprop(nhwc_shape(dy.shape, data_format), geo, out_channels)
+    check_out_backprop(to_nhwc(dy, data_format), geo, out_channels)
     cols = xp.matmul(_nhwc_rows(dy, data_format, xp), xp.ascontiguousarray(w).reshape(-1, out_channels).T)
     dx = xp.empty(from_nhwc_shape(in_shape, data_format), dtype=dy.dtype)
     cc.launch(cc.function(SOURCE, "col2im", dy.dtype), dx.size, (xp.ascontiguousarray(cols), dx)
-              + strides_args(dx, data_format) + geo.args())
+              + strides_args(dx, data_format) + window_args(geo))
     return dx
 
 
 @KERNELS.register("Conv2DBackpropFilter", dtypes=list(cc.FLOATS))
 def _conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format, dilations, xp):
     filter_shape = tuple(int(d) for d in (filter_sizes.tolist() if hasattr(filter_sizes, "tolist") else filter_sizes))
-    geo = geometry(nhwc_shape(x.shape, data_format), filter_shape, strides, dilations, padding, data_format)
-    check_out_backprop(nhwc_shape(dy.shape, data_format), geo, filter_shape[3])
+    geo = conv_windows(nhwc_shape(x.shape, data_format), filter_shape, strides, dilations, padding, data_format)
+    check_out_backprop(to_nhwc(dy, data_format), geo, filter_shape[3])
     d_filter = xp.matmul(im2col(x, data_format, geo, xp).T, _nhwc_rows(dy, data_format, xp))
     return d_filter.reshape(filter_shape)
 

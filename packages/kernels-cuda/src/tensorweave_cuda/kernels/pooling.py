@@ -6,11 +6,13 @@ gradient to the first maximum (the CPU kernel's choice) with ``atomic_add``, as 
 Average pooling divides by the number of non-padding elements, as TF does.
 """
 
-from tensorweave.extension import KernelSet, spatial_params
+from tensorweave.extension import KernelSet
 
+from tensorweave_cpu.kernels.pooling import check_grad, pool_windows
+from tensorweave_cpu.kernels.sliding_windows import nhwc_shape, to_nhwc
 from tensorweave_cuda.kernels import compile as cc
 from tensorweave_cuda.kernels.windows import (
-    GEOMETRY_PARAMS, Geometry, from_nhwc_shape, nhwc_shape, strides_args, strides_params)
+    GEOMETRY_PARAMS, from_nhwc_shape, strides_args, strides_params, window_args)
 
 KERNELS = KernelSet("GPU", priority=10)
 
@@ -21,20 +23,19 @@ SOURCE = r"""
                      long long b = i / (c * ow * oh);
 #define GRID_LOOP(i, total) for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (total); \
                                  i += (long long)gridDim.x * blockDim.x)
+/* Each in-bounds (row, col) of output (oy, ox)'s window, row by row (padding skipped); X_AT reads x there. */
+#define FOR_WINDOW(row, col) \
+    for (long long row = oy * sh - pt, row_end = row + kh; row < row_end; ++row) if (row >= 0 && row < h) \
+        for (long long col = ox * sw - pl, col_end = col + kw; col < col_end; ++col) if (col >= 0 && col < w)
+#define X_AT(row, col) x[b * x0 + (row) * x1 + (col) * x2 + ch * x3]
 
 extern "C" __global__ void max_pool(const scalar_t* x, %(x)s, scalar_t* y, %(y)s, GEOMETRY) {
     GRID_LOOP(i, n * oh * ow * c) {
         SPLIT_OUT(i)
         acc_t best = LOWEST;
-        for (long long p = 0; p < kh; ++p) {
-            long long row = oy * sh - pt + p;
-            if (row < 0 || row >= h) continue;
-            for (long long q = 0; q < kw; ++q) {
-                long long col = ox * sw - pl + q;
-                if (col < 0 || col >= w) continue;
-                acc_t v = load(x[b * x0 + row * x1 + col * x2 + ch * x3]);
-                if (v > best || v != v) best = v;  /* NaN wins, as numpy's maximum */
-            }
+        FOR_WINDOW(row, col) {
+            acc_t v = load(X_AT(row, col));
+            if (v > best || v != v) best = v;  /* NaN wins, as numpy's maximum */
         }
         y[b * y0 + oy * y1 + ox * y2 + ch * y3] = store(best);
     }
@@ -51,15 +52,7 @@ extern "C" __global__ void avg_pool(const scalar_t* x, %(x)s, scalar_t* y, %(y)s
     GRID_LOOP(i, n * oh * ow * c) {
         SPLIT_OUT(i)
         acc_t total = 0;
-        for (long long p = 0; p < kh; ++p) {
-            long long row = oy * sh - pt + p;
-            if (row < 0 || row >= h) continue;
-            for (long long q = 0; q < kw; ++q) {
-                long long col = ox * sw - pl + q;
-                if (col < 0 || col >= w) continue;
-                total += load(x[b * x0 + row * x1 + col * x2 + ch * x3]);
-            }
-        }
+        FOR_WINDOW(row, col) total += load(X_AT(row, col));
         acc_t count = (acc_t)(valid_count(oy, sh, pt, kh, h) * valid_count(ox, sw, pl, kw, w));
         y[b * y0 + oy * y1 + ox * y2 + ch * y3] = store(total / count);
     }
@@ -72,17 +65,8 @@ extern "C" __global__ void max_pool_grad(const scalar_t* x, %(x)s, const scalar_
         SPLIT_OUT(i)
         acc_t best = load(y[b * y0 + oy * y1 + ox * y2 + ch * y3]);
         long long at = -1;
-        for (long long p = 0; p < kh && at < 0; ++p) {
-            long long row = oy * sh - pt + p;
-            if (row < 0 || row >= h) continue;
-            for (long long q = 0; q < kw; ++q) {
-                long long col = ox * sw - pl + q;
-                if (col < 0 || col >= w) continue;
-                if (load(x[b * x0 + row * x1 + col * x2 + ch * x3]) == best) {
-                    at = b * dx0 + row * dx1 + col * dx2 + ch * dx3;
-                    break;
-                }
-            }
+        FOR_WINDOW(row, col) {
+            if (at < 0 && load(X_AT(row, col)) == best) at = b * dx0 + row * dx1 + col * dx2 + ch * dx3;
         }
         if (at >= 0) atomic_add(dx + at, load(g[b * g0 + oy * g1 + ox * g2 + ch * g3]));
     }
@@ -109,29 +93,17 @@ extern "C" __global__ void avg_pool_grad(const scalar_t* g, %(g)s, scalar_t* dx,
        "dx": strides_params("dx")}
 
 
-def geometry(in_shape, ksize, strides, padding, data_format):
-    """The pooling windows over an NHWC ``in_shape`` (the CPU kernel's attr checks and errors)."""
-    return Geometry.from_attrs(in_shape, spatial_params(ksize, data_format, "ksize"), strides, None, padding,
-                               data_format)
-
-
-def check_grad(grad_shape, geo, data_format):
-    grad_shape = nhwc_shape(grad_shape, data_format)
-    if grad_shape != geo.out_shape:
-        raise ValueError(f"grad has shape {list(grad_shape)} (NHWC order), but pooling gives {list(geo.out_shape)}")
-
-
 def _run(name, dtype, count, arrays_and_formats, geo):
     args = []
     for array, data_format in arrays_and_formats:
         args.append(array)
         args.extend(strides_args(array, data_format))
-    cc.launch(cc.function(SOURCE, name, dtype), count, tuple(args) + geo.args())
+    cc.launch(cc.function(SOURCE, name, dtype), count, tuple(args) + window_args(geo))
 
 
 def _forward(name):
     def pool(x, *, ksize, strides, padding, data_format, xp):
-        geo = geometry(nhwc_shape(x.shape, data_format), ksize, strides, padding, data_format)
+        geo = pool_windows(nhwc_shape(x.shape, data_format), ksize, strides, padding, data_format)
         y = xp.empty(from_nhwc_shape(geo.out_shape, data_format), dtype=x.dtype)
         _run(name, x.dtype, y.size, [(x, data_format), (y, data_format)], geo)
         return y
@@ -144,8 +116,8 @@ KERNELS.add("AvgPool", _forward("avg_pool"), dtypes=list(cc.FLOATS))
 
 @KERNELS.register("MaxPoolGrad", dtypes=list(cc.FLOATS))
 def _max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format, xp):
-    geo = geometry(nhwc_shape(x.shape, data_format), ksize, strides, padding, data_format)
-    check_grad(grad.shape, geo, data_format)
+    geo = pool_windows(nhwc_shape(x.shape, data_format), ksize, strides, padding, data_format)
+    check_grad(to_nhwc(grad, data_format), geo)
     dx = xp.zeros(x.shape, dtype=grad.dtype)
     _run("max_pool_grad", x.dtype, grad.size,
          [(x, data_format), (out, data_format), (grad, data_format), (dx, data_format)], geo)
@@ -155,8 +127,8 @@ def _max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format, xp):
 @KERNELS.register("AvgPoolGrad", dtypes=list(cc.FLOATS))
 def _avg_pool_grad(orig_input_shape, grad, *, ksize, strides, padding, data_format, xp):
     in_shape = nhwc_shape(orig_input_shape, data_format)
-    geo = geometry(in_shape, ksize, strides, padding, data_format)
-    check_grad(grad.shape, geo, data_format)
+    geo = pool_windows(in_shape, ksize, strides, padding, data_format)
+    check_grad(to_nhwc(grad, data_format), geo)
     dx = xp.empty(from_nhwc_shape(in_shape, data_format), dtype=grad.dtype)
     _run("avg_pool_grad", grad.dtype, dx.size, [(grad, data_format), (dx, data_format)], geo)
     return dx
