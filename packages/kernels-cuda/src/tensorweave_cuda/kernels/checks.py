@@ -3,6 +3,8 @@ indices with the CPU kernel's message before it changes anything (one small devi
 
 import functools
 
+from tensorweave_cpu.kernels.state import index_out_of_range
+
 _NONE = 2 ** 63 - 1
 
 
@@ -24,3 +26,9 @@ def first_out_of_range(indices, lower, upper):
     at = int(_first_bad_kernel()(indices.reshape(-1), lower, int(upper)))
     return None if at == _NONE else at
 
+
+def check_rows(indices, rows, what):
+    """Refuses ids outside [0, rows) with the CPU kernels' message (``check_indices``'s, in one reduction)."""
+    at = first_out_of_range(indices, 0, rows)
+    if at is not None:
+        raise index_out_of_range(what, at, int(indices.reshape(-1)[at]), rows)

@@ -11,9 +11,8 @@ import numpy as np
 from tensorweave.extension import KernelSet
 
 from tensorweave_cuda.kernels import compile as cc
-from tensorweave_cpu.kernels.state import check_scatter
-from tensorweave_cuda.kernels.checks import first_out_of_range
-from tensorweave_cuda.kernels.variables import check_rows, owned_value, variable_of
+from tensorweave_cpu.kernels.state import check_scatter, owned_value, variable_of
+from tensorweave_cuda.kernels.checks import check_rows, first_out_of_range
 
 KERNELS = KernelSet("GPU", priority=10)
 

@@ -13,10 +13,11 @@ import numpy as np
 
 from tensorweave.extension import SLOTS, UPDATES, KernelSet, sparse_inputs
 
+from tensorweave_cpu.kernels.state import owned_value, variable_of
 from tensorweave_cpu.kernels.training import check_update_shapes, locked, summed_rows
 from tensorweave_cuda.kernels import compile as cc
+from tensorweave_cuda.kernels.checks import check_rows
 from tensorweave_cuda.kernels.scatter import scatter_add_into
-from tensorweave_cuda.kernels.variables import check_rows, owned_value, variable_of
 
 KERNELS = KernelSet("GPU", priority=10)
 
