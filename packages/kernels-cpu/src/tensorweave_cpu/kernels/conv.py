@@ -39,9 +39,6 @@ def check_out_backprop(dy, windows, out_channels):
                          f"has shape {list(want)}")
 
 
-# native.py's names for the two above, until it imports the public ones.
-_windows, _check_out_backprop = conv_windows, check_out_backprop
-
 
 @KERNELS.register("Conv2D", dtypes=_FLOATS)
 def _conv2d(x, w, *, strides, padding, data_format, dilations, xp):

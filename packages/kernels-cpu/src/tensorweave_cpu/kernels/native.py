@@ -14,12 +14,13 @@ import os
 import numpy as np
 
 from tensorweave.extension import (SLOTS, UPDATES, KernelSet, bias_channel_axis, build_from_function, errors,
-                                   sparse_inputs, spatial_params)
+                                   sparse_inputs)
 
-from tensorweave_cpu.kernels.conv import _check_out_backprop, _windows as _conv_windows
-from tensorweave_cpu.kernels.sliding_windows import Windows, from_nhwc, nhwc_shape, to_nhwc
+from tensorweave_cpu.kernels.conv import check_out_backprop, conv_windows
+from tensorweave_cpu.kernels.pooling import check_grad, pool_windows
+from tensorweave_cpu.kernels.sliding_windows import from_nhwc, nhwc_shape, to_nhwc
 from tensorweave_cpu.kernels.state import check_indices, owned_value, variable_of
-from tensorweave_cpu.kernels.training import _NO_LOCKS, _check_shapes, _Locks
+from tensorweave_cpu.kernels.training import check_update_shapes, locked
 
 
 def _load():
@@ -99,7 +100,7 @@ def _columns(x, windows):
 @_register("Conv2D", accepts_out=True)
 def conv2d(x, w, *, strides, padding, data_format, dilations, out=None):
     x = to_nhwc(x, data_format)
-    windows = _conv_windows(x.shape, w.shape, strides, dilations, padding, data_format)
+    windows = conv_windows(x.shape, w.shape, strides, dilations, padding, data_format)
     out_channels = w.shape[3]
     shape = windows.out_shape[:3] + (out_channels,)
     columns, w2 = _columns(x, windows), w.reshape(-1, out_channels)
@@ -113,9 +114,9 @@ def conv2d(x, w, *, strides, padding, data_format, dilations, out=None):
 def conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format, dilations):
     in_shape = nhwc_shape(input_sizes, data_format)
     dy = to_nhwc(dy, data_format)
-    windows = _conv_windows(in_shape, w.shape, strides, dilations, padding, data_format)
+    windows = conv_windows(in_shape, w.shape, strides, dilations, padding, data_format)
     out_channels = w.shape[3]
-    _check_out_backprop(dy, windows, out_channels)
+    check_out_backprop(dy, windows, out_channels)
     d_columns = dy.reshape(-1, out_channels) @ w.reshape(-1, out_channels).T
     return from_nhwc(native.col2im(d_columns, _geometry(windows)), data_format)
 
@@ -124,51 +125,41 @@ def conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format, 
 def conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format, dilations):
     filter_shape = tuple(int(d) for d in filter_sizes)
     x, dy = to_nhwc(x, data_format), to_nhwc(dy, data_format)
-    windows = _conv_windows(x.shape, filter_shape, strides, dilations, padding, data_format)
-    _check_out_backprop(dy, windows, filter_shape[3])
+    windows = conv_windows(x.shape, filter_shape, strides, dilations, padding, data_format)
+    check_out_backprop(dy, windows, filter_shape[3])
     d_filter = _columns(x, windows).T @ dy.reshape(-1, filter_shape[3])
     return d_filter.reshape(filter_shape)
 
 
 # ---- pooling -------------------------------------------------------------------------------------------------------
-def _pool_windows(in_shape, ksize, strides, padding, data_format):
-    return Windows.from_attrs(in_shape, spatial_params(ksize, data_format, "ksize"), strides, None, padding,
-                              data_format)
-
-
-def _check_pooled(grad, windows):
-    if grad.shape != windows.out_shape:
-        raise ValueError(f"grad has shape {list(grad.shape)} (NHWC order), but pooling gives {list(windows.out_shape)}")
-
-
 @_register("MaxPool")
 def max_pool(x, *, ksize, strides, padding, data_format):
     x = to_nhwc(x, data_format)
-    windows = _pool_windows(x.shape, ksize, strides, padding, data_format)
+    windows = pool_windows(x.shape, ksize, strides, padding, data_format)
     return from_nhwc(native.max_pool(x, _geometry(windows)), data_format)
 
 
 @_register("MaxPoolGrad")
 def max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format):
     x, out, grad = (to_nhwc(t, data_format) for t in (x, out, grad))
-    windows = _pool_windows(x.shape, ksize, strides, padding, data_format)
-    _check_pooled(grad, windows)
-    _check_pooled(out, windows)
+    windows = pool_windows(x.shape, ksize, strides, padding, data_format)
+    check_grad(grad, windows)
+    check_grad(out, windows)
     return from_nhwc(native.max_pool_grad(_c(x), _c(out), _c(grad), _geometry(windows)), data_format)
 
 
 @_register("AvgPool")
 def avg_pool(x, *, ksize, strides, padding, data_format):
     x = to_nhwc(x, data_format)
-    windows = _pool_windows(x.shape, ksize, strides, padding, data_format)
+    windows = pool_windows(x.shape, ksize, strides, padding, data_format)
     return from_nhwc(native.avg_pool(x, _geometry(windows)), data_format)
 
 
 @_register("AvgPoolGrad")
 def avg_pool_grad(orig_input_shape, grad, *, ksize, strides, padding, data_format):
     grad = to_nhwc(grad, data_format)
-    windows = _pool_windows(nhwc_shape(orig_input_shape, data_format), ksize, strides, padding, data_format)
-    _check_pooled(grad, windows)
+    windows = pool_windows(nhwc_shape(orig_input_shape, data_format), ksize, strides, padding, data_format)
+    check_grad(grad, windows)
     return from_nhwc(native.avg_pool_grad(grad, _geometry(windows)), data_format)
 
 
@@ -299,9 +290,9 @@ def _update_kernel(optimizer, sparse):
                 kwargs["indices"] = _c(rest.pop(grad_at + 1)).reshape(-1)
             grad = _c(rest[grad_at])
             args = [grad if i == grad_at else float(v) for i, v in enumerate(rest)]
-            with _Locks(variables) if locking else _NO_LOCKS:
+            with locked(variables, locking):
                 arrays = [owned_value(v) for v in variables]
-                _check_shapes(handles, arrays, grad, sparse)
+                check_update_shapes(handles, arrays, grad, sparse)
                 if sparse:
                     check_indices(kwargs["indices"], arrays[0].shape[0], "sparse optimizer update")
                 try:

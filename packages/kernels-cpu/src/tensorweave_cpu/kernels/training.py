@@ -163,9 +163,6 @@ class locked:  # noqa: N801 - used as a context manager, like a lock
             lock.release()
 
 
-# native.py's names for the two above, until it imports the public ones.
-_check_shapes, _Locks, _NO_LOCKS = check_update_shapes, locked, locked((), locking=False)
-
 
 def _kernel(optimizer, sparse):
     names = sparse_inputs(UPDATES[optimizer][0]) if sparse else UPDATES[optimizer][0]
