@@ -12,7 +12,9 @@ from tensorweave.extension import DEFAULT_CONTAINER, ResourceHandle, errors
 _session_ids = weakref.WeakKeyDictionary()
 _private = {}  # session id -> [(resource manager, container, name)]
 _session_counter = itertools.count(1)
-_lock = threading.Lock()
+# re-entrant: a garbage collection inside the lock (any allocation can start one) may finalize another,
+# dead session on this thread, and its _drop_private takes the lock again
+_lock = threading.RLock()
 
 
 def _session_id(session):
