@@ -169,3 +169,28 @@ def test_private_queues_on_a_shared_target_go_away_with_their_session():
         assert not any(name.endswith("fifo_queue") for name in manager.containers().get("localhost", []))
     finally:
         tf.Session.reset(target)
+
+
+def test_a_session_finalized_while_another_takes_its_id_does_not_hang():
+    """A garbage collection can run inside the private-resource lock and finalize a dead session there; its
+    clean-up takes the lock again on the same thread."""
+    import threading
+
+    from tensorweave_cpu import shared_resources
+
+    class Owner:  # stands in for a session: anything weak-referenceable
+        pass
+
+    dead, alive = Owner(), Owner()
+    dead_id = shared_resources._session_id(dead)
+    done = threading.Event()
+
+    def finalize_inside_the_lock():
+        with shared_resources._lock:
+            shared_resources._session_id(alive)
+            shared_resources._drop_private(dead_id)  # what gc would run here
+        done.set()
+
+    threading.Thread(target=finalize_inside_the_lock, daemon=True).start()
+    assert done.wait(10), "the private-resource lock is not re-entrant: the step would hang"
+    assert dead_id not in shared_resources._private
