@@ -76,6 +76,36 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
         return nest.pack_sequence_as(out_structure, _stacked(results[1:], n))
 
 
+class _Accumulation:
+    """What scan and the folds share: the elements as TensorArrays, the iteration order, the accumulator's
+    structure and first value (without ``initializer`` the first element in that order), and the checked step."""
+
+    def __init__(self, fn, elems, initializer, reverse, what):
+        flat = _flat_elems(elems, what)
+        self.n = _length(flat, what)
+        self.inputs = _unstacked(flat, self.n)
+        self.first, last, self.step = _order(self.n, reverse)
+        self.more = _not_past(last, self.step)
+        self.fn, self.elems, self.what = fn, elems, what
+        if initializer is None:
+            self.structure = elems
+            self.initial = [ta.read(self.first) for ta in self.inputs]
+            self.start = self.first + self.step
+        else:
+            self.structure = initializer
+            self.initial = [convert_to_tensor(a) for a in nest.flatten(initializer)]
+            self.start = self.first
+
+    def apply(self, i, a):
+        """``fn(a, elems[i])`` flattened; it must have the accumulator's structure."""
+        x = nest.pack_sequence_as(self.elems, [ta.read(i) for ta in self.inputs])
+        new = nest.flatten(self.fn(nest.pack_sequence_as(self.structure, list(a)), x))
+        if len(new) != len(a):
+            raise ValueError(f"{self.what}: fn must return the accumulator's structure "
+                             f"({nest.describe(self.structure)}), got {len(new)} tensors")
+        return new
+
+
 def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, infer_shape=True,
          reverse=False, name=None):
     """Every accumulator value of ``a = fn(a, elems[i])``, stacked (from the end when ``reverse``).
@@ -84,36 +114,20 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
     """
     graph = graph_mod.get_default_graph()
     with graph.name_scope(name or "scan"):
-        flat = _flat_elems(elems, "tf.scan")
-        n = _length(flat, "tf.scan")
-        inputs = _unstacked(flat, n)
-        first, last, step = _order(n, reverse)
+        acc = _Accumulation(fn, elems, initializer, reverse, "tf.scan")
+        outs = [TensorArray(a.dtype, size=acc.n, infer_shape=infer_shape) for a in acc.initial]
         if initializer is None:
-            structure = elems
-            acc = [ta.read(first) for ta in inputs]
-            start = first + step
-        else:
-            structure = initializer
-            acc = [convert_to_tensor(a) for a in nest.flatten(initializer)]
-            start = first
-        outs = [TensorArray(a.dtype, size=n, infer_shape=infer_shape) for a in acc]
-        if initializer is None:
-            outs = [ta.write(first, a) for ta, a in zip(outs, acc)]
-        k = len(acc)
+            outs = [ta.write(acc.first, a) for ta, a in zip(outs, acc.initial)]
+        k = len(acc.initial)
 
         def body(i, *state):
-            a, tas = state[:k], state[k:]
-            x = nest.pack_sequence_as(elems, [ta.read(i) for ta in inputs])
-            new = nest.flatten(fn(nest.pack_sequence_as(structure, list(a)), x))
-            if len(new) != k:
-                raise ValueError(f"tf.scan: fn must return the accumulator's structure "
-                                 f"({nest.describe(structure)}), got {len(new)} tensors")
-            return [i + step] + new + [ta.write(i, v) for ta, v in zip(tas, new)]
+            new = acc.apply(i, state[:k])
+            return [i + acc.step] + new + [ta.write(i, v) for ta, v in zip(state[k:], new)]
 
-        results = while_loop(_not_past(last, step), body, [start] + acc + outs,
+        results = while_loop(acc.more, body, [acc.start] + acc.initial + outs,
                              parallel_iterations=parallel_iterations, back_prop=back_prop, swap_memory=swap_memory,
                              return_same_structure=True)
-        return nest.pack_sequence_as(structure, _stacked(results[1 + k:], n))
+        return nest.pack_sequence_as(acc.structure, _stacked(results[1 + k:], acc.n))
 
 
 def _order(n, reverse):
@@ -133,30 +147,14 @@ def _not_past(last, step):
 def _fold(fn, elems, initializer, parallel_iterations, back_prop, swap_memory, name, reverse, what):
     graph = graph_mod.get_default_graph()
     with graph.name_scope(name or what.split(".")[1]):
-        flat = _flat_elems(elems, what)
-        n = _length(flat, what)
-        inputs = _unstacked(flat, n)
-        first, last, step = _order(n, reverse)
-        if initializer is None:
-            structure = elems
-            acc = [ta.read(first) for ta in inputs]
-            start = first + step
-        else:
-            structure = initializer
-            acc = [convert_to_tensor(a) for a in nest.flatten(initializer)]
-            start = first
+        acc = _Accumulation(fn, elems, initializer, reverse, what)
 
         def body(i, *a):
-            x = nest.pack_sequence_as(elems, [ta.read(i) for ta in inputs])
-            new = nest.flatten(fn(nest.pack_sequence_as(structure, list(a)), x))
-            if len(new) != len(a):
-                raise ValueError(f"{what}: fn must return the accumulator's structure ({nest.describe(structure)}), "
-                                 f"got {len(new)} tensors")
-            return [i + step] + new
+            return [i + acc.step] + acc.apply(i, a)
 
-        results = while_loop(_not_past(last, step), body, [start] + acc, parallel_iterations=parallel_iterations,
+        results = while_loop(acc.more, body, [acc.start] + acc.initial, parallel_iterations=parallel_iterations,
                              back_prop=back_prop, swap_memory=swap_memory, return_same_structure=True)
-        return nest.pack_sequence_as(structure, results[1:])
+        return nest.pack_sequence_as(acc.structure, results[1:])
 
 
 def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
