@@ -25,6 +25,16 @@ def _no_argument_callable(initializer):
     return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
 
 
+def _check_matches(found, action, name, shape, dtype):
+    """A reused variable (plain or partitioned) must have the shape and dtype asked for."""
+    if not shape.is_compatible_with(found.get_shape()):
+        raise ValueError(f"Trying to {action} {name}, but specified shape {shape} and found shape "
+                         f"{found.get_shape()}.")
+    if dtype is not found.dtype:
+        raise ValueError(f"Trying to {action} {name}, but specified dtype {dtype.name} and found dtype "
+                         f"{found.dtype.name}.")
+
+
 def default_initializer(name, dtype):
     """glorot_uniform for floating variables, zeros for integers, booleans and strings (TF1)."""
     if dtype.is_floating:
@@ -81,12 +91,7 @@ class VariableStore:
                 file, line, fn = found.op.traceback
                 raise ValueError(f"Variable {name} already exists, disallowed. Did you mean to set reuse=True or "
                                  f"reuse=tf.AUTO_REUSE in VarScope? Originally defined at {file}:{line} in {fn}")
-            if not shape.is_compatible_with(found.get_shape()):
-                raise ValueError(f"Trying to share variable {name}, but specified shape {shape} and found shape "
-                                 f"{found.get_shape()}.")
-            if dtype is not found.dtype:
-                raise ValueError(f"Trying to share variable {name}, but specified dtype {dtype.name} and found "
-                                 f"dtype {found.dtype.name}.")
+            _check_matches(found, "share variable", name, shape, dtype)
             return found
         if reuse is True:
             raise ValueError(f"Variable {name} does not exist, or was not created with tf.get_variable(). Did you "
@@ -144,12 +149,7 @@ class VariableStore:
             if reuse is False:
                 raise ValueError(f"Partitioned variable with name {name} already exists. Did you mean to set "
                                  f"reuse=True or reuse=tf.AUTO_REUSE in VarScope?")
-            if not shape.is_compatible_with(found.get_shape()):
-                raise ValueError(f"Trying to reuse partitioned variable {name}, but specified shape {shape} and "
-                                 f"found shape {found.get_shape()}.")
-            if dtype is not found.dtype:
-                raise ValueError(f"Trying to reuse partitioned variable {name}, but specified dtype {dtype.name} "
-                                 f"and found dtype {found.dtype.name}.")
+            _check_matches(found, "reuse partitioned variable", name, shape, dtype)
             if partitions is not None and found._get_partitions() != partitions:
                 raise ValueError(f"Trying to reuse partitioned variable {name}, but specified partitions "
                                  f"{partitions} and found partitions {found._get_partitions()}.")
