@@ -20,8 +20,23 @@ inline Span valid(int64_t out_index, int64_t stride, int64_t pad, int64_t window
     return {std::max<int64_t>(start, 0), std::min<int64_t>(start + window, size)};
 }
 
+// Max and average pooling differ only in how a window's cells combine; the loops are shared.
 template <typename T>
-py::array max_pool_t(const py::array& x, const Window& g) {
+struct MaxOf {
+    static T start() { return -std::numeric_limits<T>::infinity(); }
+    static T join(T acc, T v) { return (v > acc || v != v) ? v : acc; }
+    static T finish(T acc, T) { return acc; }
+};
+
+template <typename T>
+struct MeanOf {
+    static T start() { return T(0); }
+    static T join(T acc, T v) { return acc + v; }
+    static T finish(T acc, T count) { return acc / count; }
+};
+
+template <typename T, template <typename> class Reduce>
+py::array pool_t(const py::array& x, const Window& g) {
     const Strides4 s = element_strides(x);
     const T* src = static_cast<const T*>(x.data());
     py::array_t<T> result({g.n, g.out_h, g.out_w, g.c});
@@ -33,17 +48,15 @@ py::array max_pool_t(const py::array& x, const Window& g) {
             const Span rows = valid(i, g.sh, g.pad_top, g.kh, g.h);
             for (int64_t j = 0; j < g.out_w; ++j) {
                 T* out = dst + (ni * g.out_w + j) * g.c;
-                std::fill_n(out, g.c, -std::numeric_limits<T>::infinity());
+                std::fill_n(out, g.c, Reduce<T>::start());
                 const Span cols = valid(j, g.sw, g.pad_left, g.kw, g.w);
-                for (int64_t r = rows.begin; r < rows.end; ++r) {
+                for (int64_t r = rows.begin; r < rows.end; ++r)
                     for (int64_t col = cols.begin; col < cols.end; ++col) {
                         const T* p = src + n * s.n + r * s.h + col * s.w;
-                        for (int64_t c = 0; c < g.c; ++c) {
-                            const T v = p[c * s.c];
-                            out[c] = (v > out[c] || v != v) ? v : out[c];
-                        }
+                        for (int64_t c = 0; c < g.c; ++c) out[c] = Reduce<T>::join(out[c], p[c * s.c]);
                     }
-                }
+                const T count = static_cast<T>((rows.end - rows.begin) * (cols.end - cols.begin));
+                for (int64_t c = 0; c < g.c; ++c) out[c] = Reduce<T>::finish(out[c], count);
             }
         }
     });
@@ -97,34 +110,6 @@ py::array max_pool_grad_t(const py::array& x, const py::array& out, const py::ar
 }
 
 template <typename T>
-py::array avg_pool_t(const py::array& x, const Window& g) {
-    const Strides4 s = element_strides(x);
-    const T* src = static_cast<const T*>(x.data());
-    py::array_t<T> result({g.n, g.out_h, g.out_w, g.c});
-    T* dst = result.mutable_data();
-    py::gil_scoped_release nogil;
-    parallel_range(g.n * g.out_h, g.out_w * g.kh * g.kw * g.c, [&](int64_t begin, int64_t end) {
-        for (int64_t ni = begin; ni < end; ++ni) {
-            const int64_t n = ni / g.out_h, i = ni % g.out_h;
-            const Span rows = valid(i, g.sh, g.pad_top, g.kh, g.h);
-            for (int64_t j = 0; j < g.out_w; ++j) {
-                T* out = dst + (ni * g.out_w + j) * g.c;
-                std::fill_n(out, g.c, T(0));
-                const Span cols = valid(j, g.sw, g.pad_left, g.kw, g.w);
-                for (int64_t r = rows.begin; r < rows.end; ++r)
-                    for (int64_t col = cols.begin; col < cols.end; ++col) {
-                        const T* p = src + n * s.n + r * s.h + col * s.w;
-                        for (int64_t c = 0; c < g.c; ++c) out[c] += p[c * s.c];
-                    }
-                const T count = static_cast<T>((rows.end - rows.begin) * (cols.end - cols.begin));
-                for (int64_t c = 0; c < g.c; ++c) out[c] /= count;
-            }
-        }
-    });
-    return std::move(result);
-}
-
-template <typename T>
 py::array avg_pool_grad_t(const py::array& grad, const Window& g) {
     if (grad.ndim() != 4 || grad.shape(0) != g.n || grad.shape(1) != g.out_h || grad.shape(2) != g.out_w ||
         grad.shape(3) != g.c)
@@ -167,7 +152,7 @@ void register_pooling(py::module_& m) {
     m.def("max_pool", [](const py::array& x, const py::tuple& geometry) {
         const Window g = window_from(geometry);
         check_input(x, g, "max_pool");
-        return dispatch_float(x, "max_pool", [&](auto t) { return max_pool_t<decltype(t)>(x, g); });
+        return dispatch_float(x, "max_pool", [&](auto t) { return pool_t<decltype(t), MaxOf>(x, g); });
     }, py::arg("x"), py::arg("geometry"), "Max pooling of an NHWC array (NaN wins, as numpy's maximum).");
     m.def("max_pool_grad", [](const py::array& x, const py::array& out, const py::array& grad,
                               const py::tuple& geometry) {
@@ -179,7 +164,7 @@ void register_pooling(py::module_& m) {
     m.def("avg_pool", [](const py::array& x, const py::tuple& geometry) {
         const Window g = window_from(geometry);
         check_input(x, g, "avg_pool");
-        return dispatch_float(x, "avg_pool", [&](auto t) { return avg_pool_t<decltype(t)>(x, g); });
+        return dispatch_float(x, "avg_pool", [&](auto t) { return pool_t<decltype(t), MeanOf>(x, g); });
     }, py::arg("x"), py::arg("geometry"), "Average pooling over the valid cells of each window.");
     m.def("avg_pool_grad", [](const py::array& grad, const py::tuple& geometry) {
         const Window g = window_from(geometry);
