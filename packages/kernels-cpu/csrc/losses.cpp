@@ -23,6 +23,22 @@ T exp_shifted(const T* x, int64_t classes, T* shifted, T* e) {
     return std::log(sum);
 }
 
+// Both losses fill (loss, backprop) one row at a time, in parallel, with a scratch row for the shifted logits.
+template <typename T, typename Row>
+py::tuple per_row(int64_t rows, int64_t classes, Row row) {
+    py::array_t<T> loss(rows), backprop({rows, classes});
+    T* l = loss.mutable_data();
+    T* b = backprop.mutable_data();
+    {
+        py::gil_scoped_release nogil;
+        parallel_range(rows, classes * 8, [&](int64_t begin, int64_t end) {
+            std::vector<T> shifted(classes);
+            for (int64_t r = begin; r < end; ++r) l[r] = row(r, shifted.data(), b + r * classes);
+        });
+    }
+    return py::make_tuple(loss, backprop);
+}
+
 template <typename T>
 py::tuple softmax_xent_t(const py::array& logits, const py::array& labels) {
     if (logits.ndim() != 2 || labels.ndim() != 2 || logits.shape(0) != labels.shape(0) ||
@@ -31,29 +47,18 @@ py::tuple softmax_xent_t(const py::array& logits, const py::array& labels) {
     const T* x = in_ptr<T>(logits, "softmax_xent", "logits");
     const T* y = in_ptr<T>(labels, "softmax_xent", "labels");
     const int64_t rows = logits.shape(0), classes = logits.shape(1);
-    py::array_t<T> loss(rows), backprop({rows, classes});
-    T* l = loss.mutable_data();
-    T* b = backprop.mutable_data();
-    {
-        py::gil_scoped_release nogil;
-        parallel_range(rows, classes * 8, [&](int64_t begin, int64_t end) {
-            std::vector<T> shifted(classes);
-            for (int64_t r = begin; r < end; ++r) {
-                const T* xr = x + r * classes;
-                const T* yr = y + r * classes;
-                T* br = b + r * classes;
-                const T log_sum = classes ? exp_shifted(xr, classes, shifted.data(), br) : T(0);
-                const T sum = std::exp(log_sum);
-                T total = 0;
-                for (int64_t c = 0; c < classes; ++c) {
-                    total += yr[c] * (log_sum - shifted[c]);
-                    br[c] = br[c] / sum - yr[c];
-                }
-                l[r] = total;
-            }
-        });
-    }
-    return py::make_tuple(loss, backprop);
+    return per_row<T>(rows, classes, [&](int64_t r, T* shifted, T* br) {
+        const T* xr = x + r * classes;
+        const T* yr = y + r * classes;
+        const T log_sum = classes ? exp_shifted(xr, classes, shifted, br) : T(0);
+        const T sum = std::exp(log_sum);
+        T total = 0;
+        for (int64_t c = 0; c < classes; ++c) {
+            total += yr[c] * (log_sum - shifted[c]);
+            br[c] = br[c] / sum - yr[c];
+        }
+        return total;
+    });
 }
 
 template <typename T, typename L>
@@ -71,24 +76,13 @@ py::tuple sparse_softmax_xent_t(const py::array& logits, const py::array& labels
             throw py::value_error(msg.str());
         }
     }
-    py::array_t<T> loss(rows), backprop({rows, classes});
-    T* l = loss.mutable_data();
-    T* b = backprop.mutable_data();
-    {
-        py::gil_scoped_release nogil;
-        parallel_range(rows, classes * 8, [&](int64_t begin, int64_t end) {
-            std::vector<T> shifted(classes);
-            for (int64_t r = begin; r < end; ++r) {
-                T* br = b + r * classes;
-                const T log_sum = exp_shifted(x + r * classes, classes, shifted.data(), br);
-                const T sum = std::exp(log_sum);
-                for (int64_t c = 0; c < classes; ++c) br[c] /= sum;
-                br[y[r]] -= T(1);
-                l[r] = log_sum - shifted[y[r]];
-            }
-        });
-    }
-    return py::make_tuple(loss, backprop);
+    return per_row<T>(rows, classes, [&](int64_t r, T* shifted, T* br) {
+        const T log_sum = exp_shifted(x + r * classes, classes, shifted, br);
+        const T sum = std::exp(log_sum);
+        for (int64_t c = 0; c < classes; ++c) br[c] /= sum;
+        br[y[r]] -= T(1);
+        return log_sum - shifted[y[r]];
+    });
 }
 
 }  // namespace
