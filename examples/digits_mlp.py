@@ -14,20 +14,14 @@ import digits_training
 import tensorweave as tf
 
 
-def build_model(learning_rate, seed):
-    tf.set_random_seed(seed)
-    images = tf.placeholder(tf.float32, [None, 8, 8, 1], name="images")
-    labels = tf.placeholder(tf.int64, [None], name="labels")
-    training = tf.placeholder_with_default(False, [], name="training")
+def network(images, training):
     hidden = tf.layers.dense(tf.layers.flatten(images), 256, activation=tf.nn.relu, name="hidden")
     hidden = tf.layers.dropout(hidden, rate=0.25, training=training)
-    logits = tf.layers.dense(hidden, 10, name="logits")
-    loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
-    global_step = tf.train.get_or_create_global_step()
-    train_op = tf.train.AdamOptimizer(learning_rate).minimize(loss, global_step=global_step)
-    return {"images": images, "labels": labels, "training": training, "loss": loss,
-            "accuracy": digits_training.accuracy_of(logits, labels), "train_op": train_op,
-            "global_step": global_step}
+    return tf.layers.dense(hidden, 10, name="logits")
+
+
+def build_model(learning_rate, seed):
+    return digits_training.build_classifier(network, learning_rate, seed)
 
 
 def main(argv=None):

@@ -45,6 +45,21 @@ def accuracy_of(logits, labels):
     return tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), labels), tf.float32), name="accuracy")
 
 
+def build_classifier(network, learning_rate, seed):
+    """The model dict ``train`` expects: ``network(images, training)`` gives the logits, Adam minimizes their
+    softmax cross-entropy."""
+    tf.set_random_seed(seed)
+    images = tf.placeholder(tf.float32, [None, 8, 8, 1], name="images")
+    labels = tf.placeholder(tf.int64, [None], name="labels")
+    training = tf.placeholder_with_default(False, [], name="training")
+    logits = network(images, training)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+    global_step = tf.train.get_or_create_global_step()
+    train_op = tf.train.AdamOptimizer(learning_rate).minimize(loss, global_step=global_step)
+    return {"images": images, "labels": labels, "training": training, "loss": loss,
+            "accuracy": accuracy_of(logits, labels), "train_op": train_op, "global_step": global_step}
+
+
 def shifted(images, rng, max_shift=1):
     """Each image moved by up to ``max_shift`` pixels in each direction (zeros fill in): cheap augmentation."""
     out = np.zeros_like(images)
