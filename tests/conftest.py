@@ -1,5 +1,7 @@
 """Shared fixtures: every test starts with a fresh default graph."""
 
+import os
+
 import pytest
 
 import tensorweave as tf
@@ -16,3 +18,15 @@ def fresh_default_graph():
 def sess():
     with tf.Session() as s:
         yield s
+
+
+@pytest.fixture
+def digits_examples(monkeypatch):
+    """The digits example modules by model name, imported from examples/ (skipped without the examples extra)."""
+    reason = "the digits examples need the examples extra: pip install tensorweave[examples]"
+    for module in ("sklearn", "tqdm"):
+        pytest.importorskip(module, reason=reason)
+    monkeypatch.syspath_prepend(os.path.join(os.path.dirname(__file__), "..", "examples"))
+    import digits_cnn
+    import digits_mlp
+    return {"mlp": digits_mlp, "cnn": digits_cnn}

@@ -1,8 +1,6 @@
 """The digits examples train on the GPU (needs CUDA): a short run of each learns, with the model's ops and
 variables placed on GPU:0 and only feeds and fetches crossing to the host."""
 
-import os
-
 import numpy as np
 import pytest
 
@@ -11,29 +9,17 @@ import tensorweave as tf
 from conftest import requires_cuda
 
 pytestmark = requires_cuda
-pytest.importorskip("sklearn", reason="the digits examples need the examples extra: pip install tensorweave[examples]")
-pytest.importorskip("tqdm", reason="the digits examples need the examples extra: pip install tensorweave[examples]")
-
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
-
-
-@pytest.fixture
-def examples(monkeypatch):
-    monkeypatch.syspath_prepend(EXAMPLES)
-    import digits_cnn
-    import digits_mlp
-    return {"mlp": digits_mlp, "cnn": digits_cnn}
 
 
 @pytest.mark.parametrize("name,steps,minimum", [("mlp", 200, 0.85), ("cnn", 150, 0.8)])
-def test_a_short_run_learns_the_digits_on_the_gpu(name, steps, minimum, examples, tmp_path):
-    accuracy = examples[name].main(["--steps", str(steps), "--logdir", str(tmp_path / name), "--quiet"])
+def test_a_short_run_learns_the_digits_on_the_gpu(name, steps, minimum, digits_examples, tmp_path):
+    accuracy = digits_examples[name].main(["--steps", str(steps), "--logdir", str(tmp_path / name), "--quiet"])
     assert accuracy >= minimum  # chance is 0.1
 
 
 @pytest.mark.parametrize("name", ["mlp", "cnn"])
-def test_the_model_is_placed_on_the_gpu(name, examples, capfd):
-    model = examples[name].build_model(0.002, seed=0)
+def test_the_model_is_placed_on_the_gpu(name, digits_examples, capfd):
+    model = digits_examples[name].build_model(0.002, seed=0)
     images = np.random.default_rng(0).random((8, 8, 8, 1), np.float32)
     feed = {model["images"]: images, model["labels"]: np.arange(8) % 10, model["training"]: True}
     capfd.readouterr()

@@ -2,30 +2,16 @@
 leaves a checkpoint and metrics in its log directory."""
 
 import csv
-import os
 
 import pytest
 
 import tensorweave as tf
 
-pytest.importorskip("sklearn", reason="the digits examples need the examples extra: pip install tensorweave[examples]")
-pytest.importorskip("tqdm", reason="the digits examples need the examples extra: pip install tensorweave[examples]")
-
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
-
-
-@pytest.fixture
-def examples(monkeypatch):
-    monkeypatch.syspath_prepend(EXAMPLES)
-    import digits_cnn
-    import digits_mlp
-    return {"mlp": digits_mlp, "cnn": digits_cnn}
-
 
 @pytest.mark.parametrize("name,steps,minimum", [("mlp", 200, 0.85), ("cnn", 150, 0.8)])
-def test_a_short_run_learns_the_digits(name, steps, minimum, examples, tmp_path, capsys):
+def test_a_short_run_learns_the_digits(name, steps, minimum, digits_examples, tmp_path, capsys):
     logdir = tmp_path / name
-    accuracy = examples[name].main(["--steps", str(steps), "--logdir", str(logdir)])
+    accuracy = digits_examples[name].main(["--steps", str(steps), "--logdir", str(logdir)])
     assert accuracy >= minimum  # chance is 0.1
     out, err = capsys.readouterr()
     assert f"final held-out accuracy: {accuracy:.4f}" in out and f"{steps} steps" in out
