@@ -14,7 +14,7 @@ import threading
 import time
 
 import numpy as np
-from mpi_common import start_ps_cluster
+from mpi_common import start_ps_cluster, wait_until_initialized
 
 import tensorweave as tf
 
@@ -53,10 +53,7 @@ xs = np.random.RandomState(task).randn(8, 3).astype(np.float32)
 with tf.Session(server.target) as sess:
     if task == 0:
         sess.run(tf.global_variables_initializer())
-    deadline = time.time() + 30
-    while not sess.run(tf.is_variable_initialized(guard)):
-        assert time.time() < deadline, "worker 0 never initialized the variables on the ps"
-        time.sleep(0.05)
+    wait_until_initialized(sess, guard, "worker 0 never initialized the variables on the ps")
     if mode == "ps-op":
         if task == 0:
             sess.run(checked)

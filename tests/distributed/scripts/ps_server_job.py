@@ -4,7 +4,7 @@ asynchronously through tf.Session(server.target) and the ps server.join()s until
 import time
 
 import numpy as np
-from mpi_common import start_ps_cluster
+from mpi_common import TRUE_W, linear_regression, start_ps_cluster, wait_until_initialized
 
 import tensorweave as tf
 
@@ -17,28 +17,18 @@ if job == "ps":
     print("ps joined: both workers ended", flush=True)
 else:
     rng = np.random.RandomState(task)
-    true_w = np.array([[2.0], [-3.0], [0.5]], np.float32)
-    with tf.device(tf.train.replica_device_setter(cluster=cluster, worker_device=f"/job:worker/task:{task}")):
-        w = tf.get_variable("w", shape=[3, 1], initializer=tf.zeros_initializer())
-        b = tf.get_variable("b", shape=[1], initializer=tf.zeros_initializer())
-        step = tf.train.get_or_create_global_step()
-        x = tf.placeholder(tf.float32, [None, 3])
-        y = tf.placeholder(tf.float32, [None, 1])
-        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
-        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+    model = linear_regression(cluster, task, lambda: tf.train.GradientDescentOptimizer(0.1))
+    w, step, x, y, loss, train = model.w, model.step, model.x, model.y, model.loss, model.train
     assert w.op.device == "/job:ps/task:0" and loss.op.device == f"/job:worker/task:{task}"
     with tf.Session(server.target) as sess:
         if task == 0:
             sess.run(tf.global_variables_initializer())
         else:
-            deadline = time.time() + 30
-            while not sess.run(tf.is_variable_initialized(step)):
-                assert time.time() < deadline, "worker 0 never initialized the variables on the ps"
-                time.sleep(0.05)
+            wait_until_initialized(sess, step, "worker 0 never initialized the variables on the ps")
         losses, seen_steps = [], []
         for i in range(40):
             xs = rng.randn(16, 3).astype(np.float32)
-            _, l, s = sess.run([train, loss, step], {x: xs, y: xs @ true_w + 1.0})
+            _, l, s = sess.run([train, loss, step], {x: xs, y: xs @ TRUE_W + 1.0})
             losses.append(l)
             seen_steps.append(s)
         final_w = sess.run(w)
@@ -48,9 +38,9 @@ else:
             time.sleep(0.02)
         total = sess.run(step)
         xs = rng.randn(64, 3).astype(np.float32)
-        final_loss = sess.run(loss, {x: xs, y: xs @ true_w + 1.0})
+        final_loss = sess.run(loss, {x: xs, y: xs @ TRUE_W + 1.0})
     assert final_loss < 0.05 * max(losses), (final_loss, losses)
     # the global step counts both workers' updates exactly: 40 each, applied to the one variable on the ps
     assert total == 80, (total, seen_steps)
-    assert np.abs(final_w - true_w).max() < 0.5, final_w
+    assert np.abs(final_w - TRUE_W).max() < 0.5, final_w
     print(f"worker {task}: loss {losses[0]:.3f} -> {losses[-1]:.4f}, global step {total}, shared ok", flush=True)

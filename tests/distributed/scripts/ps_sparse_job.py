@@ -12,7 +12,7 @@ import sys
 import time
 
 import numpy as np
-from mpi_common import start_ps_cluster
+from mpi_common import start_ps_cluster, wait_until_initialized
 
 import tensorweave as tf
 
@@ -78,10 +78,7 @@ with tf.Session(server.target) as sess:
             sess.run(opt.get_init_tokens_op())
             opt.get_chief_queue_runner().create_threads(sess, coord=coord, daemon=True, start=True)
     else:
-        deadline = time.time() + 30
-        while not sess.run(tf.is_variable_initialized(step)):
-            assert time.time() < deadline, "the chief never initialized the variables on the ps tasks"
-            time.sleep(0.05)
+        wait_until_initialized(sess, step, "the chief never initialized the variables on the ps tasks")
         if MODE == "sync":
             sess.run(tf.local_variables_initializer())
             sess.run(opt.local_step_init_op)

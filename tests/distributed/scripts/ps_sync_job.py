@@ -4,10 +4,9 @@ gradient queues and variables on the ps, the chief worker's queue runner applies
 workers' gradients once per step, so the global step counts steps, not pushes."""
 
 import sys
-import time
 
 import numpy as np
-from mpi_common import start_ps_cluster
+from mpi_common import TRUE_W, linear_regression, start_ps_cluster, wait_until_initialized
 
 import tensorweave as tf
 
@@ -20,16 +19,9 @@ if job == "ps":
     print("ps joined: both workers ended", flush=True)
 else:
     rng = np.random.RandomState(task)
-    true_w = np.array([[2.0], [-3.0], [0.5]], np.float32)
-    with tf.device(tf.train.replica_device_setter(cluster=cluster, worker_device=f"/job:worker/task:{task}")):
-        w = tf.get_variable("w", shape=[3, 1], initializer=tf.zeros_initializer())
-        step = tf.train.get_or_create_global_step()
-        x = tf.placeholder(tf.float32, [None, 3])
-        y = tf.placeholder(tf.float32, [None, 1])
-        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
-        opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.2), replicas_to_aggregate=AGGREGATE,
-                                             total_num_replicas=2)
-        train = opt.minimize(loss, global_step=step)
+    model = linear_regression(cluster, task, lambda: tf.train.SyncReplicasOptimizer(
+        tf.train.GradientDescentOptimizer(0.2), replicas_to_aggregate=AGGREGATE, total_num_replicas=2), bias=False)
+    w, step, x, y, loss, opt, train = model.w, model.step, model.x, model.y, model.loss, model.optimizer, model.train
     assert opt._local_step.op.device == f"/job:worker/task:{task}", opt._local_step.op.device
     with tf.Session(server.target) as sess:
         coord = tf.train.Coordinator()
@@ -39,21 +31,18 @@ else:
             sess.run(opt.get_init_tokens_op())
             threads = opt.get_chief_queue_runner().create_threads(sess, coord=coord, daemon=True, start=True)
         else:
-            deadline = time.time() + 30
-            while not sess.run(tf.is_variable_initialized(step)):
-                assert time.time() < deadline, "the chief never initialized the variables on the ps"
-                time.sleep(0.05)
+            wait_until_initialized(sess, step, "the chief never initialized the variables on the ps")
             sess.run(tf.local_variables_initializer())
             sess.run(opt.local_step_init_op)
         losses, pushes = [], 0
         while sess.run(step) < TARGET:
             xs = rng.randn(16, 3).astype(np.float32)
-            _, l = sess.run([train, loss], {x: xs, y: xs @ true_w})
+            _, l = sess.run([train, loss], {x: xs, y: xs @ TRUE_W})
             losses.append(l)
             pushes += 1
         total, final_w = sess.run([step, w])
         xs = rng.randn(64, 3).astype(np.float32)
-        final_loss = sess.run(loss, {x: xs, y: xs @ true_w})
+        final_loss = sess.run(loss, {x: xs, y: xs @ TRUE_W})
         coord.request_stop()
     # a late worker may have pushed only a few times: judge the shared model, not this worker's own losses
     assert final_loss < 0.01, (final_loss, losses)

@@ -12,7 +12,7 @@ import signal
 import sys
 
 import numpy as np
-from mpi_common import start_ps_cluster
+from mpi_common import TRUE_W, linear_regression, start_ps_cluster
 
 import tensorweave as tf
 
@@ -25,7 +25,7 @@ if job == "ps":
     print(f"attempt {attempt}: ps joined", flush=True)
     sys.exit(0)
 
-TRUE_W, TRUE_B = np.array([[2.0], [-3.0], [0.5]], np.float32), 1.0
+TRUE_B = 1.0
 
 
 def batch(seed, n=16):
@@ -34,14 +34,8 @@ def batch(seed, n=16):
     return xs, xs @ TRUE_W + TRUE_B + 0.1 * rng.randn(n, 1).astype(np.float32)
 
 
-with tf.device(tf.train.replica_device_setter(cluster=cluster, worker_device=f"/job:worker/task:{task}")):
-    w = tf.get_variable("w", shape=[3, 1], initializer=tf.zeros_initializer())
-    b = tf.get_variable("b", shape=[1], initializer=tf.zeros_initializer())
-    step = tf.train.get_or_create_global_step()
-    x = tf.placeholder(tf.float32, [None, 3])
-    y = tf.placeholder(tf.float32, [None, 1])
-    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
-    train = tf.train.GradientDescentOptimizer(0.02).minimize(loss, global_step=step)
+model = linear_regression(cluster, task, lambda: tf.train.GradientDescentOptimizer(0.02))
+step, x, y, loss, train = model.step, model.x, model.y, model.loss, model.train
 
 
 class Report(tf.train.SessionRunHook):
