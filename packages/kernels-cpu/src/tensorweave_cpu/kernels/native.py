@@ -13,14 +13,13 @@ import os
 
 import numpy as np
 
-from tensorweave.extension import (SLOTS, UPDATES, KernelSet, bias_channel_axis, build_from_function, errors,
-                                   sparse_inputs)
+from tensorweave.extension import UPDATES, KernelSet, bias_channel_axis, build_from_function, errors
 
 from tensorweave_cpu.kernels.conv import check_out_backprop, conv_windows
 from tensorweave_cpu.kernels.pooling import check_grad, pool_windows
 from tensorweave_cpu.kernels.sliding_windows import from_nhwc, nhwc_shape, to_nhwc
 from tensorweave_cpu.kernels.state import check_indices, owned_value, variable_of
-from tensorweave_cpu.kernels.training import check_update_shapes, locked
+from tensorweave_cpu.kernels.training import check_update_shapes, locked, update_attrs, update_inputs
 
 
 def _load():
@@ -271,16 +270,12 @@ _UPDATE_FUNCTIONS = {"GradientDescent": "apply_gradient_descent", "Momentum": "a
 
 def _update_kernel(optimizer, sparse):
     """build(node) for Resource[Sparse]Apply<optimizer>: locks and copy-on-write as the numpy kernel, then C++."""
-    names = sparse_inputs(UPDATES[optimizer][0]) if sparse else UPDATES[optimizer][0]
-    handles = [n for n in names if n in SLOTS]
+    handles, grad_at = update_inputs(optimizer, sparse)
     n_handles = len(handles)
-    grad_at = names.index("grad" if "grad" in names else "delta") - n_handles
     update = getattr(native, _UPDATE_FUNCTIONS[optimizer])
 
     def build(node):
-        dtype = node.attrs["T"]
-        locking = node.attrs["use_locking"]
-        options = {k: node.attrs[k] for k in ("use_nesterov", "update_slots") if k in node.attrs}
+        dtype, locking, options = update_attrs(node)
 
         def compute(*inputs):
             variables = [variable_of(h, dtype) for h in inputs[:n_handles]]

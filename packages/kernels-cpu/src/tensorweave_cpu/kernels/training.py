@@ -164,17 +164,27 @@ class locked:  # noqa: N801 - used as a context manager, like a lock
 
 
 
-def _kernel(optimizer, sparse):
+def update_inputs(optimizer, sparse):
+    """(names of the handle inputs, index of grad or delta among the other inputs) of an update op; the numpy
+    and the native kernels read their inputs alike."""
     names = sparse_inputs(UPDATES[optimizer][0]) if sparse else UPDATES[optimizer][0]
     handles = [n for n in names if n in SLOTS]
+    return handles, names.index("grad" if "grad" in names else "delta") - len(handles)
+
+
+def update_attrs(node):
+    """(dtype, use_locking, the formula's keyword options) of an update node."""
+    options = {k: node.attrs[k] for k in ("use_nesterov", "update_slots") if k in node.attrs}
+    return node.attrs["T"], node.attrs["use_locking"], options
+
+
+def _kernel(optimizer, sparse):
+    handles, grad_at = update_inputs(optimizer, sparse)
     n_handles = len(handles)
-    grad_at = names.index("grad" if "grad" in names else "delta") - n_handles
     dense_update = DENSE[optimizer]
 
     def build(node):
-        dtype = node.attrs["T"]
-        locking = node.attrs["use_locking"]
-        options = {k: node.attrs[k] for k in ("use_nesterov", "update_slots") if k in node.attrs}
+        dtype, locking, options = update_attrs(node)
 
         def compute(*inputs):
             variables = [variable_of(h, dtype) for h in inputs[:n_handles]]
