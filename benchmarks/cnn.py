@@ -8,7 +8,7 @@ col2im by window offset); PyTorch is the same network in eager mode (NCHW, its o
 
 import numpy as np
 
-from benchmarks.common import Benchmark, Case, torch_or_none
+from benchmarks.common import Benchmark, Case, tensorweave_sgd_step, torch_or_none
 
 BATCH = 32
 LEARNING_RATE = 0.01
@@ -31,8 +31,7 @@ def initial_weights(rng):
 def tensorweave_step(weights, x, labels):
     import tensorweave as tf
 
-    graph = tf.Graph()
-    with graph.as_default():
+    def model():
         images = tf.placeholder(tf.float32, [None, 28, 28, 1])
         targets = tf.placeholder(tf.int32, [None])
         variables = [(tf.Variable(w), tf.Variable(b)) for w, b in weights]
@@ -43,13 +42,9 @@ def tensorweave_step(weights, x, labels):
         h = tf.reshape(h, [-1, DENSE[0][0]])
         h = tf.nn.relu(tf.nn.bias_add(tf.matmul(h, variables[2][0]), variables[2][1]))
         logits = tf.nn.bias_add(tf.matmul(h, variables[3][0]), variables[3][1])
-        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=logits))
-        train = tf.train.GradientDescentOptimizer(LEARNING_RATE).minimize(loss)
-        init = tf.global_variables_initializer()
-    sess = tf.Session(graph=graph)
-    sess.run(init)
-    feed = {images: x, targets: labels}
-    return lambda: sess.run(train, feed), lambda: sess.run([loss, train], feed)[0]
+        return images, targets, logits
+
+    return tensorweave_sgd_step(model, x, labels, LEARNING_RATE)
 
 
 # ---- hand-written numpy ----------------------------------------------------------------------------------------

@@ -58,6 +58,23 @@ def torch_or_none():
     return torch
 
 
+def tensorweave_sgd_step(model, x, labels, learning_rate):
+    """(step, step returning the loss) of a TF1 classifier trained by plain SGD, as a user would write it:
+    ``model()`` builds (inputs, targets, logits) in a fresh graph, fed ``x`` and ``labels``."""
+    import tensorweave as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        inputs, targets, logits = model()
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=logits))
+        train = tf.train.GradientDescentOptimizer(learning_rate).minimize(loss)
+        init = tf.global_variables_initializer()
+    sess = tf.Session(graph=graph)
+    sess.run(init)
+    feed = {inputs: x, targets: labels}
+    return lambda: sess.run(train, feed), lambda: sess.run([loss, train], feed)[0]
+
+
 def measure(case, options):
     """Per-call seconds for each implementation of ``case``: warmed up, then timed round-robin."""
     if case.times is not None:

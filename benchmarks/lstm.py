@@ -7,7 +7,7 @@ by hand; PyTorch runs torch.nn.LSTM (its fused cell) with the same weights.
 
 import numpy as np
 
-from benchmarks.common import Benchmark, Case, torch_or_none
+from benchmarks.common import Benchmark, Case, tensorweave_sgd_step, torch_or_none
 
 STEPS, BATCH, INPUTS, UNITS, CLASSES = 20, 32, 32, 128, 10
 LEARNING_RATE = 0.05
@@ -25,8 +25,7 @@ def initial_weights(rng):
 def tensorweave_step(weights, x, labels):
     import tensorweave as tf
 
-    graph = tf.Graph()
-    with graph.as_default():
+    def model():
         inputs = tf.placeholder(tf.float32, [STEPS, BATCH, INPUTS])
         targets = tf.placeholder(tf.int32, [BATCH])
         kernel, bias, out_kernel, out_bias = (tf.Variable(weights[k]) for k in ("kernel", "bias", "out_kernel",
@@ -38,13 +37,9 @@ def tensorweave_step(weights, x, labels):
             c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
             h = tf.sigmoid(o) * tf.tanh(c)
         logits = tf.nn.bias_add(tf.matmul(h, out_kernel), out_bias)
-        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=logits))
-        train = tf.train.GradientDescentOptimizer(LEARNING_RATE).minimize(loss)
-        init = tf.global_variables_initializer()
-    sess = tf.Session(graph=graph)
-    sess.run(init)
-    feed = {inputs: x, targets: labels}
-    return lambda: sess.run(train, feed), lambda: sess.run([loss, train], feed)[0]
+        return inputs, targets, logits
+
+    return tensorweave_sgd_step(model, x, labels, LEARNING_RATE)
 
 
 def _sigmoid(z):

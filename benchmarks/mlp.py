@@ -7,7 +7,7 @@ feed_dict), hand-written numpy (forward, backward and update, no framework), and
 
 import numpy as np
 
-from benchmarks.common import Benchmark, Case, torch_or_none
+from benchmarks.common import Benchmark, Case, tensorweave_sgd_step, torch_or_none
 
 SIZES = (784, 256, 256, 10)
 LEARNING_RATE = 0.01
@@ -30,8 +30,7 @@ def batch_of(batch, rng):
 def tensorweave_step(weights, x, labels):
     import tensorweave as tf
 
-    graph = tf.Graph()
-    with graph.as_default():
+    def model():
         inputs = tf.placeholder(tf.float32, [None, SIZES[0]])
         targets = tf.placeholder(tf.int32, [None])
         h = inputs
@@ -40,13 +39,9 @@ def tensorweave_step(weights, x, labels):
             h = tf.layers.dense(h, kernel.shape[1], activation=None if last else tf.nn.relu,
                                 kernel_initializer=tf.constant_initializer(kernel),
                                 bias_initializer=tf.constant_initializer(bias))
-        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=h))
-        train = tf.train.GradientDescentOptimizer(LEARNING_RATE).minimize(loss)
-        init = tf.global_variables_initializer()
-    sess = tf.Session(graph=graph)
-    sess.run(init)
-    feed = {inputs: x, targets: labels}
-    return lambda: sess.run(train, feed), lambda: sess.run([loss, train], feed)[0]
+        return inputs, targets, h
+
+    return tensorweave_sgd_step(model, x, labels, LEARNING_RATE)
 
 
 def numpy_step(weights, x, labels):
