@@ -6,29 +6,49 @@ import inspect
 from tensorweave import dtypes, errors
 
 
-class OpRegistry:
-    def __init__(self):
-        self._ops = {}
+class NamedRegistry:
+    """Name → object, refusing duplicates; ops, device types, passes, transports and API modules."""
 
-    def add(self, op_def, plugin):
-        existing = self._ops.get(op_def.name)
-        if existing is not None:
-            raise ValueError(f"op {op_def.name!r} is registered twice: by plugin {existing.plugin!r} "
-                             f"and by plugin {plugin!r}; rename one of them")
-        op_def.plugin = plugin
-        self._ops[op_def.name] = op_def
+    def __init__(self, what, hint=""):
+        self._what = what
+        self._hint = hint
+        self._items = {}
+        self._plugins = {}
+
+    def add(self, name, item, plugin):
+        if name in self._items:
+            raise ValueError(f"{self._what} {name!r} is registered twice: by plugin {self._plugins[name]!r} "
+                             f"and by plugin {plugin!r}{self._hint}")
+        self._items[name] = item
+        self._plugins[name] = plugin
 
     def get(self, name):
-        return self._ops.get(name)
+        return self._items.get(name)
 
-    def __contains__(self, name):
-        return name in self._ops
+    def plugin_of(self, name):
+        return self._plugins.get(name)
 
-    def names(self):
-        return sorted(self._ops)
+    def items(self):
+        return list(self._items.items())
 
     def remove_plugin(self, plugin):
-        self._ops = {name: d for name, d in self._ops.items() if d.plugin != plugin}
+        for name in [n for n, p in self._plugins.items() if p == plugin]:
+            del self._items[name], self._plugins[name]
+
+
+class OpRegistry(NamedRegistry):
+    def __init__(self):
+        super().__init__("op", hint="; rename one of them")
+
+    def add(self, op_def, plugin):
+        super().add(op_def.name, op_def, plugin)
+        op_def.plugin = plugin
+
+    def __contains__(self, name):
+        return name in self._items
+
+    def names(self):
+        return sorted(self._items)
 
 
 class KernelDef:
@@ -150,27 +170,17 @@ class DeviceType:
         self.plugin = None
 
 
-class DeviceRegistry:
+class DeviceRegistry(NamedRegistry):
     def __init__(self):
-        self._types = {}
+        super().__init__("device type")
 
     def add(self, device_type, plugin):
-        existing = self._types.get(device_type.name)
-        if existing is not None:
-            raise ValueError(f"device type {device_type.name!r} is registered twice: by plugin "
-                             f"{existing.plugin!r} and by plugin {plugin!r}")
+        super().add(device_type.name, device_type, plugin)
         device_type.plugin = plugin
-        self._types[device_type.name] = device_type
-
-    def get(self, name):
-        return self._types.get(name)
 
     def all(self):
         """Device types, highest placement priority first."""
-        return sorted(self._types.values(), key=lambda t: (-t.priority, t.name))
-
-    def remove_plugin(self, plugin):
-        self._types = {name: t for name, t in self._types.items() if t.plugin != plugin}
+        return sorted(self._items.values(), key=lambda t: (-t.priority, t.name))
 
 
 class GraphPass:
@@ -182,35 +192,6 @@ class GraphPass:
         self.order = order
         self.doc = doc or (fn.__doc__ or "").strip().split("\n")[0]
         self.plugin = None
-
-
-class NamedRegistry:
-    """Name → object, refusing duplicates; used for passes, transports and API modules."""
-
-    def __init__(self, what):
-        self._what = what
-        self._items = {}
-        self._plugins = {}
-
-    def add(self, name, item, plugin):
-        if name in self._items:
-            raise ValueError(f"{self._what} {name!r} is registered twice: by plugin {self._plugins[name]!r} "
-                             f"and by plugin {plugin!r}")
-        self._items[name] = item
-        self._plugins[name] = plugin
-
-    def get(self, name):
-        return self._items.get(name)
-
-    def plugin_of(self, name):
-        return self._plugins.get(name)
-
-    def items(self):
-        return list(self._items.items())
-
-    def remove_plugin(self, plugin):
-        for name in [n for n, p in self._plugins.items() if p == plugin]:
-            del self._items[name], self._plugins[name]
 
 
 class Registries:
