@@ -74,15 +74,10 @@ class GradLoopState:
             # the i-th run of this inner loop pushes before the (i+1)-th does
             zero.op._add_control_input(self.outer_grad_state.forward_index.op.inputs[0].op)
         with ctx.entered():
-            start = create_outside_contexts(lambda: cf.enter(zero, ctx.name, False, ctx.parallel_iterations,
-                                                             name="f_count"), ctx)
-            ctx.loop_enters.append(start)
-            count = cf.merge([start, start], name="f_count")[0]
+            count = _loop_variable(ctx, zero, "f_count")
             done, going = cf.switch(count, ctx.pivot)
             following = cf.next_iteration(math_ops.add(going, 1), name="f_count")
-            count.op._update_input(1, following)
-            total = cf.loop_exit(done, name="f_count")
-            ctx.loop_exits.append(total)
+            total = _close_loop_variable(ctx, count, following, done, "f_count")
         ctx.exit_result([total])
         return total, following
 
@@ -92,19 +87,14 @@ class GradLoopState:
         ctx = self.grad_context
         one = array_ops.constant(1, name="b_count")
         with ctx.entered():
-            start = create_outside_contexts(lambda: cf.enter(count, ctx.name, False, ctx.parallel_iterations,
-                                                             name="b_count"), ctx)
-            ctx.loop_enters.append(start)
-            remaining = cf.merge([start, start], name="b_count")[0]
+            remaining = _loop_variable(ctx, count, "b_count")
             ctx.pivot_for_pred = remaining
             ctx.pivot = cf.loop_cond(math_ops.greater_equal(remaining, one), name="b_count")
             done, going = cf.switch(remaining, ctx.pivot)
             index = math_ops.subtract(going, one)
             ctx.pivot_for_body = index
             following = cf.next_iteration(index, name="b_count")
-            remaining.op._update_input(1, following)
-            final = cf.loop_exit(done, name="b_count")
-            ctx.loop_exits.append(final)
+            final = _close_loop_variable(ctx, remaining, following, done, "b_count")
             if self.outer_grad_state is not None:
                 # the i-th backward run of this inner loop pops before the (i+1)-th does
                 self.outer_grad_state.grad_sync._add_control_input(final.op)
@@ -236,16 +226,27 @@ class GradLoopState:
             else:
                 start = array_ops.zeros(_value_shape(enter_op.inputs[0]), grad.dtype, name="b_acc")
         with ctx.entered():
-            entered = create_outside_contexts(lambda: cf.enter(start, ctx.name, False, ctx.parallel_iterations,
-                                                               name="b_acc"), ctx)
-            ctx.loop_enters.append(entered)
-            total = cf.merge([entered, entered], name="b_acc")[0]
+            total = _loop_variable(ctx, start, "b_acc")
             done, going = cf.switch(total, ctx.pivot)
-            total.op._update_input(1, cf.next_iteration(math_ops.add(going, grad)))
-            result = cf.loop_exit(done, name="b_acc")
-            ctx.loop_exits.append(result)
+            result = _close_loop_variable(ctx, total, cf.next_iteration(math_ops.add(going, grad)), done, "b_acc")
         ctx.exit_result([result])
         return result
+
+
+def _loop_variable(ctx, value, name):
+    """``value`` entered into ``ctx`` as a loop variable: its Merge, whose second input ``_close_loop_variable``
+    sets to the NextIteration."""
+    start = create_outside_contexts(lambda: cf.enter(value, ctx.name, False, ctx.parallel_iterations, name=name), ctx)
+    ctx.loop_enters.append(start)
+    return cf.merge([start, start], name=name)[0]
+
+
+def _close_loop_variable(ctx, merged, following, done, name):
+    """Feeds ``following`` (a NextIteration) back into the loop variable's Merge; returns its Exit of ``done``."""
+    merged.op._update_input(1, following)
+    final = cf.loop_exit(done, name=name)
+    ctx.loop_exits.append(final)
+    return final
 
 
 def _value_shape(value):
