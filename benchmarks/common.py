@@ -75,6 +75,18 @@ def tensorweave_sgd_step(model, x, labels, learning_rate):
     return lambda: sess.run(train, feed), lambda: sess.run([loss, train], feed)[0]
 
 
+def softmax_xent_backward(logits, labels, rows):
+    """(mean loss, its gradient over the logits) of sparse softmax cross-entropy, by hand for the numpy
+    steps; works in place over ``logits``. ``rows`` is ``np.arange(len(labels))``."""
+    logits -= logits.max(axis=1, keepdims=True)
+    probs = np.exp(logits)
+    probs /= probs.sum(axis=1, keepdims=True)
+    loss = -np.log(probs[rows, labels]).mean()
+    probs[rows, labels] -= 1
+    probs /= len(labels)
+    return loss, probs
+
+
 def measure(case, options):
     """Per-call seconds for each implementation of ``case``: warmed up, then timed round-robin."""
     if case.times is not None:

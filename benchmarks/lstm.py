@@ -7,7 +7,7 @@ by hand; PyTorch runs torch.nn.LSTM (its fused cell) with the same weights.
 
 import numpy as np
 
-from benchmarks.common import Benchmark, Case, tensorweave_sgd_step, torch_or_none
+from benchmarks.common import Benchmark, Case, softmax_xent_backward, tensorweave_sgd_step, torch_or_none
 
 STEPS, BATCH, INPUTS, UNITS, CLASSES = 20, 32, 32, 128, 10
 LEARNING_RATE = 0.05
@@ -71,13 +71,7 @@ def numpy_step(weights, x, labels):
             h = gates[:, 2 * u:] * tanh_c
             saved.append((xh, gates, g, c_prev, tanh_c))
         logits = h @ p["out_kernel"] + p["out_bias"]
-        logits -= logits.max(axis=1, keepdims=True)
-        probs = np.exp(logits)
-        probs /= probs.sum(axis=1, keepdims=True)
-        loss = -np.log(probs[rows, labels]).mean()
-        d_logits = probs
-        d_logits[rows, labels] -= 1
-        d_logits /= BATCH
+        loss, d_logits = softmax_xent_backward(logits, labels, rows)
         grads = {"out_kernel": h.T @ d_logits, "out_bias": d_logits.sum(axis=0),
                  "kernel": np.zeros_like(p["kernel"]), "bias": np.zeros_like(p["bias"])}
         dh = d_logits @ p["out_kernel"].T

@@ -7,7 +7,7 @@ feed_dict), hand-written numpy (forward, backward and update, no framework), and
 
 import numpy as np
 
-from benchmarks.common import Benchmark, Case, tensorweave_sgd_step, torch_or_none
+from benchmarks.common import Benchmark, Case, softmax_xent_backward, tensorweave_sgd_step, torch_or_none
 
 SIZES = (784, 256, 256, 10)
 LEARNING_RATE = 0.01
@@ -59,13 +59,7 @@ def numpy_step(weights, x, labels):
             activations.append(h)
         logits = activations[-1] @ params[-1][0]
         logits += params[-1][1]
-        logits -= logits.max(axis=1, keepdims=True)
-        probs = np.exp(logits)
-        probs /= probs.sum(axis=1, keepdims=True)
-        loss = -np.log(probs[rows, labels]).mean()
-        delta = probs
-        delta[rows, labels] -= 1
-        delta /= len(labels)
+        loss, delta = softmax_xent_backward(logits, labels, rows)
         for k in range(len(params) - 1, -1, -1):
             w, b = params[k]
             grad_w = activations[k].T @ delta
