@@ -9,6 +9,11 @@ a kernel the cost model calls heavy, or when measured kernels are long enough to
 Ready nodes run in the plan's order (``schedule.memory_order``: the one that lowers peak memory first).
 A step ends when nothing is ready or running; each value is dropped once its last consumer has
 taken it.
+
+Per node, the step pays one lock hold (finishing the last node and taking the next share it), one heap
+push and pop, and for a plain kernel a direct call: successor edges, their kinds and the output wrapping
+are decided once per plan (``_Item``), so dispatch does no role tests or dict look-ups beyond the
+per-iteration join records.
 """
 
 import collections
@@ -20,7 +25,7 @@ import time
 import numpy as np
 
 from tensorweave import errors
-from tensorweave.runtime.executor_frames import DEAD, Frame, FrameState
+from tensorweave.runtime.executor_frames import DEAD, JOIN, MERGE, Frame, FrameState
 from tensorweave.runtime.executor_linear import is_multi_output
 from tensorweave.runtime.frame_check import check_frames
 from tensorweave.runtime.kernels import instantiate, wrap_error
@@ -36,7 +41,8 @@ class _Item:
 
     __slots__ = ("node", "index", "kernel_def", "compute", "role", "num_data_inputs", "num_control_inputs",
                  "out_edges", "control_out", "multi", "is_constant_enter", "frame_name", "parallel_iterations",
-                 "transfer", "control_trigger", "num_inputs", "heavy", "receives", "priority")
+                 "transfer", "control_trigger", "num_inputs", "heavy", "receives", "priority",
+                 "fanout", "join", "plain", "single", "num_outputs", "may_block", "frame_op")
 
 
 class DataflowExecutor:
@@ -77,6 +83,8 @@ class DataflowExecutor:
                 by_id[id(src)].out_edges[out].append((item, slot))
             for c in item.node.control_inputs:
                 by_id[id(c)].control_out.append(item)
+        for item in self.items:
+            _dispatch_facts(item)
         self.roots = [it for it in self.items if not it.num_data_inputs and not it.num_control_inputs]
         if any(it.role in ("enter", "exit") for it in self.items):
             check_frames(self.items)
@@ -93,6 +101,20 @@ class DataflowExecutor:
             self.seconds_per_node = per_node if self.seconds_per_node is None else (self.seconds_per_node + per_node) / 2
 
 
+def _dispatch_facts(item):
+    """What a step would otherwise work out per node: how a kernel is called, how its result becomes
+    outputs, and each out-edge flattened to (slot, consumer, consumer's slot)."""
+    kernel = item.kernel_def
+    item.num_outputs = item.node.num_outputs
+    item.single = item.num_outputs > 0 and not item.multi
+    item.plain = item.role is None and not kernel.asynchronous and not kernel.context
+    item.may_block = kernel is not None and kernel.context and not kernel.asynchronous
+    item.frame_op = item.role in ("enter", "exit", "next_iteration")
+    # as a consumer: MERGE fires on its first live input, JOIN waits for all, else it runs at once
+    item.join = MERGE if item.role == "merge" else (JOIN if item.num_inputs > 1 else None)
+    item.fanout = [(slot, dst, dst_slot) for slot, edges in enumerate(item.out_edges) for dst, dst_slot in edges]
+
+
 class _Run(FrameState):
     """The dynamic state of one step through one partition."""
 
@@ -102,8 +124,9 @@ class _Run(FrameState):
         self.feeds = feeds
         self.results = results
         self.filled = [False] * len(results)
-        self.cv = threading.Condition(threading.RLock())
-        self.ready = []  # heap of (plan position, arrival, entry)
+        self.lock = threading.RLock()  # taken directly: Condition's own ``with`` is a Python-level call
+        self.cv = threading.Condition(self.lock)
+        self.ready = []  # heap of (plan position, arrival, item, frame, iteration, dead, inputs)
         self.arrivals = itertools.count()
         self.in_flight = 0
         self.waiting = 0  # threads blocked in _drain; nobody needs a notify when there are none
@@ -113,11 +136,12 @@ class _Run(FrameState):
         # short ones a second thread only contends. Kernels that may block always free their thread.
         self.eager = ex.num_threads > 1 and (ex.seconds_per_node or 0.0) >= PARALLEL_NODE_SECONDS
         self.error = None
+        self.stats = step.stats
         self.root = Frame("", None, 0, 1, 0)
 
     # ---- driving ----------------------------------------------------------------------
     def execute(self):
-        with self.cv:
+        with self.lock:
             for item in self.ex.roots:
                 self._schedule(item, self.root, 0, False, [])
         helpers = []
@@ -138,68 +162,89 @@ class _Run(FrameState):
                     f"never receives a live input; check the control-flow construction."))
 
     def _drain(self):
-        finished = None  # (entry, outputs) of the node just run, completed under the next lock hold
-        counted = False
+        lock, cv, ready, heappop, finish = self.lock, self.cv, self.ready, heapq.heappop, self._finish
+        untraced = self.stats is None
+        item = outputs = None  # the node just run, completed under the next lock hold
+        counted = False  # this thread counts in ``active``; kept across nodes that cannot block
+        ran = 0
         while True:
-            with self.cv:
-                if finished is not None:
-                    self._finish(*finished)
-                    finished = None
-                if counted:
-                    self.active -= 1
-                    counted = False
-                while not self.ready and self.in_flight > 0:
-                    self.waiting += 1
-                    self.cv.wait()
-                    self.waiting -= 1
-                if not self.ready:
-                    if self.waiting:
-                        self.cv.notify_all()
-                    return
-                entry = heapq.heappop(self.ready)[2]
-                self.nodes_run += 1
-                kernel = entry[0].kernel_def
-                if kernel is not None and kernel.context and not kernel.asynchronous:
-                    if self.ready and self.waiting:
-                        self.cv.notify()  # it may block (a queue, a Recv): let another thread go on
-                else:
+            with lock:
+                if item is not None:
+                    finish(item, frame, it, dead, outputs)
+                    outputs = None
+                if not ready:
+                    if counted:
+                        self.active -= 1
+                        counted = False
+                    while not ready and self.in_flight > 0:
+                        self.waiting += 1
+                        cv.wait()
+                        self.waiting -= 1
+                    if not ready:
+                        self.nodes_run += ran
+                        if self.waiting:
+                            cv.notify_all()
+                        return
+                _, _, item, frame, it, dead, inputs = heappop(ready)
+                ran += 1
+                if item.may_block:
+                    if counted:
+                        self.active -= 1
+                        counted = False
+                    if ready and self.waiting:
+                        cv.notify()  # it may block (a queue, a Recv): let another thread go on
+                elif not counted:
                     self.active += 1
                     counted = True
-            outputs = self._process(entry)
-            if outputs is not _ASYNC:
-                finished = (entry, outputs)
+            if item.plain and untraced and not dead and self.error is None:
+                try:  # the common case, _process's kernel branch without its tests
+                    out = item.compute(*inputs)
+                except Exception as exc:
+                    self._fail(wrap_error(item.node, exc))
+                else:
+                    outputs = [out] if item.single else (list(out) if item.num_outputs else [])
+                    del out
+                inputs = None
+                continue
+            outputs = self._process(item, frame, it, dead, inputs)
+            inputs = None
+            if outputs is _ASYNC:
+                item = outputs = None
 
     def _schedule(self, item, frame, it, dead, inputs):
-        frame.iterations[it].outstanding_ops += 1
+        self._push(frame.iterations[it], item, frame, it, dead, inputs)
+
+    def _push(self, st, item, frame, it, dead, inputs):
+        """``_schedule`` for a caller that already holds the iteration's state."""
+        st.outstanding_ops += 1
         self.in_flight += 1
-        heapq.heappush(self.ready, (item.priority, next(self.arrivals), (item, frame, it, dead, inputs)))
+        heapq.heappush(self.ready, (item.priority, next(self.arrivals), item, frame, it, dead, inputs))
         if self.waiting and (self.eager or item.heavy or not self.active):
             self.cv.notify()
 
     # ---- running one node --------------------------------------------------------------
-    def _process(self, entry):
+    def _process(self, item, frame, it, dead, inputs):
         """Runs one node; returns its outputs (None if it failed), or _ASYNC if a callback completes it."""
-        item, frame, it, dead, inputs = entry
         if self.error is not None:
             return None
         role = item.role
-        stats = self.step.stats
+        stats = self.stats
         start = time.perf_counter() if stats is not None else 0.0
         try:
             if dead and not item.transfer and not item.control_trigger:
                 if role == "retval":
                     self._store_result(item, DEAD)
-                outputs = [DEAD] * item.node.num_outputs
+                outputs = [DEAD] * item.num_outputs
             elif role is None:
                 if item.kernel_def.asynchronous:
                     ctx = OpContext(self.step, item.node, self.ex.device, frame.frame_id, it)
-                    item.compute(ctx, lambda result: self._async_done(entry, result, start), *inputs)
+                    item.compute(ctx, lambda result: self._async_done(item, frame, it, dead, result, start), *inputs)
                     return _ASYNC
                 if item.kernel_def.context:
                     out = item.compute(OpContext(self.step, item.node, self.ex.device, frame.frame_id, it), *inputs)
                 else:
                     out = item.compute(*inputs)
-                outputs = [] if not item.node.num_outputs else (list(out) if item.multi else [out])
+                outputs = [out] if item.single else (list(out) if item.num_outputs else [])
             elif role == "switch":
                 if np.ndim(inputs[1]) != 0:
                     raise errors.InvalidArgumentError(None, None, (
@@ -220,19 +265,18 @@ class _Run(FrameState):
             stats.record(item.node, self.ex.device.name, start, time.perf_counter(), threading.get_ident(), outputs)
         return outputs
 
-    def _async_done(self, entry, result, start):
-        item = entry[0]
+    def _async_done(self, item, frame, it, dead, result, start):
         if isinstance(result, BaseException):
             self._fail(wrap_error(item.node, result))
-            self._complete(entry, None)
+            self._complete(item, frame, it, dead, None)
             return
-        outputs = [] if not item.node.num_outputs else (list(result) if item.multi else [result])
+        outputs = [result] if item.single else (list(result) if item.num_outputs else [])
         if item.receives and result is DEAD:
-            entry = entry[:3] + (True,) + entry[4:]  # a dead tensor from another device: the Recv is dead too
-        if self.step.stats is not None:
-            self.step.stats.record(item.node, self.ex.device.name, start, time.perf_counter(),
-                                   threading.get_ident(), outputs)
-        self._complete(entry, outputs)
+            dead = True  # a dead tensor from another device: the Recv is dead too
+        if self.stats is not None:
+            self.stats.record(item.node, self.ex.device.name, start, time.perf_counter(),
+                              threading.get_ident(), outputs)
+        self._complete(item, frame, it, dead, outputs)
 
     def _store_result(self, item, value):
         if value is DEAD:
@@ -245,22 +289,26 @@ class _Run(FrameState):
         self.filled[idx] = True
 
     def _fail(self, error):
-        with self.cv:
+        with self.lock:
             if self.error is None:
                 self.error = error
         self.step.cancel(error)
 
-    def _complete(self, entry, outputs):
-        with self.cv:
-            self._finish(entry, outputs)
+    def _complete(self, item, frame, it, dead, outputs):
+        with self.lock:
+            self._finish(item, frame, it, dead, outputs)
 
-    def _finish(self, entry, outputs):
+    def _finish(self, item, frame, it, dead, outputs):
         """Propagates a node's outputs and retires it (with the lock held)."""
-        item, frame, it, dead, _ = entry
         if outputs is not None and self.error is None:
-            self._propagate(item, frame, it, outputs, dead and not item.control_trigger)
-        self._decrement(frame, it)
+            if item.frame_op:
+                self._propagate(item, frame, it, outputs, dead and not item.control_trigger)
+            else:
+                self._activate(item, outputs, dead and not item.control_trigger, frame, it)
+        st = frame.iterations[it]
+        st.outstanding_ops -= 1
+        if not st.outstanding_ops and frame.parent is not None:
+            self._cleanup(frame, it)
         self.in_flight -= 1
         if self.waiting and (self.in_flight == 0 or self.ready and (self.eager or not self.active)):
             self.cv.notify_all()
-

@@ -19,9 +19,13 @@ class _Dead:
 
 
 DEAD = _Dead()
+MERGE, JOIN = "merge", "join"  # how a consumer takes an input: Merge's rule, or waiting for all of them
 
 
 class IterState:
+    """One iteration's partly-arrived inputs: ``inputs`` holds a [missing, any dead, values] record per
+    waiting node (one dict hit per arrival); ``pending`` and ``dead`` count Merges' inputs."""
+
     __slots__ = ("pending", "dead", "inputs", "merge_live", "merge_done", "outstanding_ops", "outstanding_frames")
 
     def __init__(self):
@@ -56,7 +60,7 @@ class Frame:
 
 
 class FrameState:
-    """The frame and iteration bookkeeping a step's run mixes in (it calls ``self._schedule``)."""
+    """The frame and iteration bookkeeping a step's run mixes in (it calls ``self._schedule`` and ``self._push``)."""
 
     def _propagate(self, item, frame, it, outputs, node_dead):
         role = item.role
@@ -96,52 +100,46 @@ class FrameState:
 
     def _activate(self, item, outputs, node_dead, frame, it):
         st = frame.iterations[it]
-        for slot, edges in enumerate(item.out_edges):
+        waiting = st.inputs
+        for slot, dst, dst_slot in item.fanout:
             value = outputs[slot]
-            is_dead = value is DEAD
-            for dst, dst_slot in edges:
-                if dst.role == "merge":
-                    self._merge_input(dst, st, frame, it, value, dst_slot, is_dead, from_enter=item.role == "enter")
-                    continue
-                if dst.num_inputs == 1:  # the common case: nothing to wait for
-                    self._schedule(dst, frame, it, is_dead, [value])
-                    continue
+            join = dst.join
+            if join is None:  # the common case: nothing to wait for
+                self._push(st, dst, frame, it, value is DEAD, [value])
+            elif join is JOIN:
                 key = dst.index
-                pending = st.pending.get(key)
-                if pending is None:
-                    pending = dst.num_data_inputs + dst.num_control_inputs
-                    st.inputs[key] = [None] * dst.num_data_inputs
-                st.inputs[key][dst_slot] = value
-                if is_dead:
-                    st.dead[key] = st.dead.get(key, 0) + 1
-                self._arrive(dst, st, frame, it, pending - 1)
+                record = waiting.get(key)
+                if record is None:
+                    record = waiting[key] = [dst.num_inputs, False, [None] * dst.num_data_inputs]
+                record[2][dst_slot] = value
+                if value is DEAD:
+                    record[1] = True
+                record[0] -= 1
+                if not record[0]:
+                    del waiting[key]
+                    self._push(st, dst, frame, it, record[1], record[2])
+            else:
+                self._merge_input(dst, st, frame, it, value, dst_slot, value is DEAD, from_enter=item.role == "enter")
         for dst in item.control_out:
-            if dst.role == "merge":
+            join = dst.join
+            if join is MERGE:
                 key = dst.index
                 pending = st.pending.get(key, dst.num_control_inputs) - 1
                 st.pending[key] = pending
                 self._maybe_fire_merge(dst, st, frame, it, from_enter=False, last_dead=False)
-                continue
-            if dst.num_inputs == 1:
-                self._schedule(dst, frame, it, node_dead, [])
-                continue
-            key = dst.index
-            pending = st.pending.get(key)
-            if pending is None:
-                pending = dst.num_data_inputs + dst.num_control_inputs
-                st.inputs[key] = [None] * dst.num_data_inputs
-            if node_dead:
-                st.dead[key] = st.dead.get(key, 0) + 1
-            self._arrive(dst, st, frame, it, pending - 1)
-
-    def _arrive(self, dst, st, frame, it, pending):
-        key = dst.index
-        if pending:
-            st.pending[key] = pending
-            return
-        st.pending.pop(key, None)
-        dead = st.dead.pop(key, 0) > 0
-        self._schedule(dst, frame, it, dead, st.inputs.pop(key))
+            elif join is None:
+                self._push(st, dst, frame, it, node_dead, [])
+            else:
+                key = dst.index
+                record = waiting.get(key)
+                if record is None:
+                    record = waiting[key] = [dst.num_inputs, False, [None] * dst.num_data_inputs]
+                if node_dead:
+                    record[1] = True
+                record[0] -= 1
+                if not record[0]:
+                    del waiting[key]
+                    self._push(st, dst, frame, it, record[1], record[2])
 
     def _merge_input(self, dst, st, frame, it, value, slot, is_dead, from_enter):
         key = dst.index
@@ -182,12 +180,6 @@ class FrameState:
             self._activate(item, outputs, False, frame, n)
         for item, outputs, dead in frame.inv_values:
             self._activate(item, outputs, dead, frame, n)
-
-    def _decrement(self, frame, it):
-        st = frame.iterations[it]
-        st.outstanding_ops -= 1
-        if st.outstanding_ops == 0:
-            self._cleanup(frame, it)
 
     def _iteration_done(self, frame, it):
         st = frame.iterations.get(it)

@@ -1,0 +1,75 @@
+"""The dataflow executor's per-node dispatch: join records, dead inputs, control edges and kernel errors
+give the same answers as the straight-line executor (or the same errors) on both thread counts."""
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.framework.apply_op import apply_op
+
+
+def _session(executor, threads=1):
+    return tf.Session(config=tf.ConfigProto(executor=executor, inter_op_parallelism_threads=threads))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_one_value_twice_into_an_op_and_control_edges_match_the_linear_executor(threads):
+    x = tf.placeholder(tf.float32, [3])
+    square = x * x  # one output feeds both inputs of one node: a join record waits for both slots
+    with tf.control_dependencies([square]):
+        after = tf.add(x, 1.0)  # a data input and a control input
+    with tf.control_dependencies([after, square]):
+        gated = tf.identity(tf.constant([2.0, 2.0, 2.0]))  # one data input and two control inputs
+    out = square + after + gated
+    feed = {x: np.array([1.0, 2.0, 3.0], np.float32)}
+    with _session("linear") as s:
+        expected = s.run([square, after, out], feed)
+    with _session("dataflow", threads) as s:
+        for _ in range(3):
+            got = s.run([square, after, out], feed)
+            for g, e in zip(got, expected):
+                np.testing.assert_array_equal(g, e)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_dead_input_of_a_two_input_op_makes_it_dead_and_merge_takes_the_live_side(threads):
+    p = tf.placeholder(tf.bool, [])
+    f, t = apply_op("Switch", [tf.constant(3.0), p])
+    on_false = tf.add(f, tf.constant(100.0))  # two inputs, one of them dead when p is true
+    on_true = tf.multiply(t, t)
+    merged = apply_op("Merge", [[on_false, on_true]])
+    with _session("dataflow", threads) as s:
+        assert s.run(merged, {p: True}) == [9.0, 1]
+        assert s.run(merged, {p: False}) == [103.0, 0]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_while_loop_with_a_loop_invariant_two_input_op_per_iteration(threads):
+    x = tf.placeholder(tf.float32, [2])
+    step = tf.constant([1.0, 2.0])
+
+    def body(i, v):
+        return i + 1, v * 0.5 + step  # `step` is entered as a constant into every iteration
+
+    _, out = tf.while_loop(lambda i, v: i < 30, body, [tf.constant(0), x])
+    value = np.array([4.0, -4.0], np.float32)
+    expected = value.copy()
+    for _ in range(30):
+        expected = expected * np.float32(0.5) + np.array([1.0, 2.0], np.float32)
+    with _session("dataflow", threads) as s:
+        np.testing.assert_allclose(s.run(out, {x: value}), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_failing_kernel_inside_a_loop_names_its_op(threads):
+    m = tf.placeholder(tf.float32, [None, None])
+
+    def body(i, v):
+        return i + 1, tf.matmul(v, m, name="bad_matmul")  # fed [2, 3] @ [2, 3]: fails at run time
+
+    _, out = tf.while_loop(lambda i, v: i < 3, body, [tf.constant(0), m])
+    with _session("dataflow", threads) as s:
+        with pytest.raises(tf.errors.OpError, match="bad_matmul"):
+            s.run(out, {m: np.ones((2, 3), np.float32)})
+        # the session still runs other steps afterwards
+        assert s.run(tf.constant(1.0) + 1.0) == 2.0
