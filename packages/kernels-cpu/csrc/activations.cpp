@@ -2,6 +2,7 @@
 // passes and temporaries, and its sigmoid goes through logaddexp, an order of magnitude slower than exp.
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "activation.hpp"
@@ -21,18 +22,25 @@ py::array forward_t(const py::array& x, const py::object& out_) {
     return result;
 }
 
-template <typename T, Activation act>
-py::array grad_t(const py::array& dy, const py::array& x, const py::object& out_) {
-    if (dy.size() != x.size() || dy.ndim() != x.ndim() ||
-        !std::equal(dy.shape(), dy.shape() + dy.ndim(), x.shape()))
-        throw py::value_error("activation gradient: gradients and features must have the same shape");
-    const T* g = in_ptr<T>(dy, "activation gradient", "gradients");
-    const T* in = in_ptr<T>(x, "activation gradient", "features");
-    py::array result = result_like<T>(dy, out_);
+// The gradient kernels: f over two same-shape arrays, shaped like the first; what and the names go in the errors.
+template <typename T, typename F>
+py::array same_shape_map(const py::array& a, const py::array& b, const py::object& out_, const char* what,
+                         const char* a_name, const char* b_name, int64_t cost, F f) {
+    if (a.size() != b.size() || a.ndim() != b.ndim() || !std::equal(a.shape(), a.shape() + a.ndim(), b.shape()))
+        throw py::value_error(std::string(what) + ": " + a_name + " and " + b_name + " must have the same shape");
+    const T* as = in_ptr<T>(a, what, a_name);
+    const T* bs = in_ptr<T>(b, what, b_name);
+    py::array result = result_like<T>(a, out_);
     T* out = static_cast<T*>(result.mutable_data());
     py::gil_scoped_release nogil;
-    map_binary(g, in, out, x.size(), 2, [](T d, T v) { return activation_grad(d, v, act); });
+    map_binary(as, bs, out, a.size(), cost, f);
     return result;
+}
+
+template <typename T, Activation act>
+py::array grad_t(const py::array& dy, const py::array& x, const py::object& out_) {
+    return same_shape_map<T>(dy, x, out_, "activation gradient", "gradients", "features", 2,
+                             [](T d, T v) { return activation_grad(d, v, act); });
 }
 
 template <typename T>
@@ -51,15 +59,8 @@ py::array sigmoid_t(const py::array& x, const py::object& out_) {
 // The gradient ops of functions differentiated through their output y: dy * slope(y).
 template <typename T, bool is_tanh>
 py::array output_grad_t(const py::array& y, const py::array& dy, const py::object& out_) {
-    if (y.size() != dy.size() || y.ndim() != dy.ndim() || !std::equal(y.shape(), y.shape() + y.ndim(), dy.shape()))
-        throw py::value_error("output gradient: y and dy must have the same shape");
-    const T* ys = in_ptr<T>(y, "output gradient", "y");
-    const T* gs = in_ptr<T>(dy, "output gradient", "dy");
-    py::array result = result_like<T>(y, out_);
-    T* out = static_cast<T*>(result.mutable_data());
-    py::gil_scoped_release nogil;
-    map_binary(ys, gs, out, y.size(), 3, [](T v, T d) { return is_tanh ? d * (T(1) - v * v) : d * (v * (T(1) - v)); });
-    return result;
+    return same_shape_map<T>(y, dy, out_, "output gradient", "y", "dy", 3,
+                             [](T v, T d) { return is_tanh ? d * (T(1) - v * v) : d * (v * (T(1) - v)); });
 }
 
 template <Activation act>
