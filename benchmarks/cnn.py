@@ -8,7 +8,8 @@ col2im by window offset); PyTorch is the same network in eager mode (NCHW, its o
 
 import numpy as np
 
-from benchmarks.common import Benchmark, Case, softmax_xent_backward, tensorweave_sgd_step, torch_or_none
+from benchmarks.common import (Benchmark, Case, softmax_xent_backward, tensorweave_sgd_step, torch_or_none,
+                               torch_sgd_step)
 
 BATCH = 32
 LEARNING_RATE = 0.01
@@ -146,14 +147,7 @@ def torch_step(torch, weights, x, labels):
     images = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
     targets = torch.from_numpy(labels.astype(np.int64))
 
-    def step():
-        optimizer.zero_grad(set_to_none=True)
-        loss = nn.functional.cross_entropy(model(images), targets)
-        loss.backward()
-        optimizer.step()
-        return loss
-
-    return step, lambda: float(step().detach())
+    return torch_sgd_step(optimizer, lambda: nn.functional.cross_entropy(model(images), targets))
 
 
 def run(options):

@@ -87,6 +87,18 @@ def softmax_xent_backward(logits, labels, rows):
     return loss, probs
 
 
+def torch_sgd_step(optimizer, loss_of):
+    """(step, step returning the loss) of PyTorch eager training: ``loss_of()`` runs the model to its loss."""
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_of()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step, lambda: float(step().detach())
+
+
 def measure(case, options):
     """Per-call seconds for each implementation of ``case``: warmed up, then timed round-robin."""
     if case.times is not None:

@@ -8,7 +8,7 @@ sparse support would apply it (Tensorweave: convert_to_tensor of the IndexedSlic
 
 import numpy as np
 
-from benchmarks.common import Benchmark, Case, torch_or_none
+from benchmarks.common import Benchmark, Case, torch_or_none, torch_sgd_step
 
 ROWS, WIDTH, IDS = 100_000, 64, 1024
 LEARNING_RATE = 0.01
@@ -62,14 +62,7 @@ def torch_step(torch, table, ids, target, dense):
     optimizer = torch.optim.SGD(embedding.parameters(), lr=LEARNING_RATE)
     lookup, goal = torch.from_numpy(ids.astype(np.int64)), torch.from_numpy(target)
 
-    def step():
-        optimizer.zero_grad(set_to_none=True)
-        loss = (embedding(lookup) * goal).sum()
-        loss.backward()
-        optimizer.step()
-        return loss
-
-    return step, lambda: float(step().detach())
+    return torch_sgd_step(optimizer, lambda: (embedding(lookup) * goal).sum())
 
 
 def run(options):

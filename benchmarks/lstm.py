@@ -7,7 +7,8 @@ by hand; PyTorch runs torch.nn.LSTM (its fused cell) with the same weights.
 
 import numpy as np
 
-from benchmarks.common import Benchmark, Case, softmax_xent_backward, tensorweave_sgd_step, torch_or_none
+from benchmarks.common import (Benchmark, Case, softmax_xent_backward, tensorweave_sgd_step, torch_or_none,
+                               torch_sgd_step)
 
 STEPS, BATCH, INPUTS, UNITS, CLASSES = 20, 32, 32, 128, 10
 LEARNING_RATE = 0.05
@@ -113,15 +114,11 @@ def torch_step(torch, weights, x, labels):
                                 lr=LEARNING_RATE)
     inputs, targets = torch.from_numpy(x), torch.from_numpy(labels.astype(np.int64))
 
-    def step():
-        optimizer.zero_grad(set_to_none=True)
+    def loss_of():
         _, (h, _) = lstm(inputs)
-        loss = torch.nn.functional.cross_entropy(readout(h[0]), targets)
-        loss.backward()
-        optimizer.step()
-        return loss
+        return torch.nn.functional.cross_entropy(readout(h[0]), targets)
 
-    return step, lambda: float(step().detach())
+    return torch_sgd_step(optimizer, loss_of)
 
 
 def run(options):

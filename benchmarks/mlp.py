@@ -7,7 +7,8 @@ feed_dict), hand-written numpy (forward, backward and update, no framework), and
 
 import numpy as np
 
-from benchmarks.common import Benchmark, Case, softmax_xent_backward, tensorweave_sgd_step, torch_or_none
+from benchmarks.common import (Benchmark, Case, softmax_xent_backward, tensorweave_sgd_step, torch_or_none,
+                               torch_sgd_step)
 
 SIZES = (784, 256, 256, 10)
 LEARNING_RATE = 0.01
@@ -86,14 +87,7 @@ def torch_step(torch, weights, x, labels):
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
     inputs, targets = torch.from_numpy(x), torch.from_numpy(labels.astype(np.int64))
 
-    def step():
-        optimizer.zero_grad(set_to_none=True)
-        loss = torch.nn.functional.cross_entropy(model(inputs), targets)
-        loss.backward()
-        optimizer.step()
-        return loss
-
-    return step, lambda: float(step().detach())
+    return torch_sgd_step(optimizer, lambda: torch.nn.functional.cross_entropy(model(inputs), targets))
 
 
 def implementations(weights, x, labels):
