@@ -1,5 +1,6 @@
 """What the digits examples share: scikit-learn's bundled 8x8 digits (no download), the command line, the
-classifier around each example's network (inputs, loss, Adam), and a TF1-style training loop with a progress bar, held-out evaluation and a checkpoint in the log directory.
+classifier around each example's network (inputs, loss, Adam), and a TF1-style training loop with a progress
+bar, held-out evaluation and a checkpoint in the log directory.
 
 With tensorweave-tensorboard-lite installed (``tensorweave[board]``) the loop also writes summaries for the
 dashboard: loss and accuracy (``train/`` every few steps, ``test/`` each epoch), weight histograms, a few input
