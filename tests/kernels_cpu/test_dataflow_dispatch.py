@@ -73,3 +73,21 @@ def test_a_failing_kernel_inside_a_loop_names_its_op(threads):
             s.run(out, {m: np.ones((2, 3), np.float32)})
         # the session still runs other steps afterwards
         assert s.run(tf.constant(1.0) + 1.0) == 2.0
+
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_dequeue_first_in_the_plan_completes_when_the_same_step_enqueues(threads):
+    """The dequeue waits (its kernel completes asynchronously) while light ops lead to the enqueue: the
+    step must go on with them, on one thread or two, and finish the dequeue from its callback."""
+    q = tf.FIFOQueue(4, [tf.float32], shapes=[[]])
+    x = tf.placeholder(tf.float32, [])
+    taken = q.dequeue()
+    value = tf.fill([1000], x)  # a large first output: the memory order puts the dequeue before it
+    for _ in range(20):
+        value = value + 1.0
+    put = q.enqueue([tf.reduce_max(value)])
+    with _session("dataflow", threads) as s:
+        for i in range(5):
+            got, _ = s.run([taken, put], {x: float(i)})
+            assert got == i + 20.0

@@ -5,7 +5,9 @@ dead marker to the other; deadness propagates through ops; Merge forwards its fi
 Enter moves a value into a child frame (a loop), NextIteration into the next iteration, Exit back to
 the parent frame. At most ``parallel_iterations`` iterations of a frame are active at once.
 Independent ready nodes run on a thread pool when ``num_threads`` > 1; a second thread is woken for
-a kernel the cost model calls heavy, or when measured kernels are long enough to overlap usefully.
+a kernel the cost model calls heavy (a BLAS kernel is not: it already uses every core) and goes back
+to waiting when only light ones are left, or it stays when measured kernels are long enough to
+overlap usefully.
 Ready nodes run in the plan's order (``schedule.memory_order``: the one that lowers peak memory first).
 A step ends when nothing is ready or running; each value is dropped once its last consumer has
 taken it.
@@ -17,14 +19,15 @@ per-iteration join records.
 """
 
 import collections
-import heapq
 import itertools
 import threading
 import time
+from heapq import heappop, heappush
 
 import numpy as np
 
 from tensorweave import errors
+from tensorweave.runtime.cost_model import INTRA_OP_PARALLEL
 from tensorweave.runtime.executor_frames import DEAD, JOIN, MERGE, Frame, FrameState
 from tensorweave.runtime.executor_linear import is_multi_output
 from tensorweave.runtime.frame_check import check_frames
@@ -42,7 +45,7 @@ class _Item:
     __slots__ = ("node", "index", "kernel_def", "compute", "role", "num_data_inputs", "num_control_inputs",
                  "out_edges", "control_out", "multi", "is_constant_enter", "frame_name", "parallel_iterations",
                  "transfer", "control_trigger", "num_inputs", "heavy", "receives", "priority",
-                 "fanout", "join", "plain", "single", "num_outputs", "may_block", "frame_op")
+                 "fanout", "join", "plain", "forwards", "single", "num_outputs", "may_block", "frame_op")
 
 
 class DataflowExecutor:
@@ -71,7 +74,8 @@ class DataflowExecutor:
             item.multi = is_multi_output(node.op_def)
             item.transfer = node.op_type == "_Send"  # a Send runs even when dead, to tell its Recv
             item.receives = node.op_type == "_Recv"
-            item.heavy = cost_model is not None and num_threads > 1 and cost_model.is_heavy(node, device)
+            item.heavy = cost_model is not None and num_threads > 1 and cost_model.is_heavy(node, device) and not (
+                device.is_host and node.op_type in INTRA_OP_PARALLEL)  # a BLAS kernel already uses every core
             item.control_trigger = node.op_type == "ControlTrigger"  # runs, and is live, even when dead
             item.is_constant_enter = item.role == "enter" and bool(node.attrs.get("is_constant", False))
             item.frame_name = node.attrs.get("frame_name") if item.role == "enter" else None
@@ -108,6 +112,7 @@ def _dispatch_facts(item):
     item.num_outputs = item.node.num_outputs
     item.single = item.num_outputs > 0 and not item.multi
     item.plain = item.role is None and not kernel.asynchronous and not kernel.context
+    item.forwards = item.role == "merge" or item.role in _FORWARDING  # live inputs become its outputs
     item.may_block = kernel is not None and kernel.context and not kernel.asynchronous
     item.frame_op = item.role in ("enter", "exit", "next_iteration")
     # as a consumer: MERGE fires on its first live input, JOIN waits for all, else it runs at once
@@ -146,7 +151,7 @@ class _Run(FrameState):
                 self._schedule(item, self.root, 0, False, [])
         helpers = []
         if self.ex.num_threads > 1 and self.ex.pool is not None:
-            helpers = [self.ex.pool.submit(self._drain) for _ in range(self.ex.num_threads - 1)]
+            helpers = [self.ex.pool.submit(self._drain, True) for _ in range(self.ex.num_threads - 1)]
         self._drain()
         for h in helpers:
             if not h.cancel():  # a helper still queued behind other steps' work is not waited for
@@ -161,8 +166,8 @@ class _Run(FrameState):
                     f"its producer {src.name!r} ({src.op_type}) never ran. This happens when a loop or Merge "
                     f"never receives a live input; check the control-flow construction."))
 
-    def _drain(self):
-        lock, cv, ready, heappop, finish = self.lock, self.cv, self.ready, heapq.heappop, self._finish
+    def _drain(self, helper=False):
+        lock, cv, ready, finish = self.lock, self.cv, self.ready, self._finish
         untraced = self.stats is None
         item = outputs = None  # the node just run, completed under the next lock hold
         counted = False  # this thread counts in ``active``; kept across nodes that cannot block
@@ -172,11 +177,11 @@ class _Run(FrameState):
                 if item is not None:
                     finish(item, frame, it, dead, outputs)
                     outputs = None
-                if not ready:
+                if not ready or helper and self._leave(counted):
                     if counted:
                         self.active -= 1
                         counted = False
-                    while not ready and self.in_flight > 0:
+                    while (not ready or helper and self._leave(0)) and self.in_flight > 0:
                         self.waiting += 1
                         cv.wait()
                         self.waiting -= 1
@@ -196,20 +201,30 @@ class _Run(FrameState):
                 elif not counted:
                     self.active += 1
                     counted = True
-            if item.plain and untraced and not dead and self.error is None:
-                try:  # the common case, _process's kernel branch without its tests
-                    out = item.compute(*inputs)
-                except Exception as exc:
-                    self._fail(wrap_error(item.node, exc))
-                else:
-                    outputs = [out] if item.single else (list(out) if item.num_outputs else [])
-                    del out
-                inputs = None
-                continue
+            if untraced and not dead and self.error is None:  # the common cases of _process, without its tests
+                if item.plain:
+                    try:
+                        out = item.compute(*inputs)
+                    except Exception as exc:
+                        self._fail(wrap_error(item.node, exc))
+                    else:
+                        outputs = [out] if item.single else (list(out) if item.num_outputs else [])
+                        del out
+                    inputs = None
+                    continue
+                if item.forwards:
+                    outputs, inputs = inputs, None
+                    continue
             outputs = self._process(item, frame, it, dead, inputs)
             inputs = None
             if outputs is _ASYNC:
                 item = outputs = None
+
+    def _leave(self, counted):
+        """Whether a helper thread leaves the ready nodes to the thread already running: overlapping
+        light kernels only contends for the GIL, so a helper woken for a heavy kernel goes back to
+        waiting once the next one is light (with the lock held, ``ready`` not empty)."""
+        return not self.eager and self.active > counted and not self.ready[0][2].heavy
 
     def _schedule(self, item, frame, it, dead, inputs):
         self._push(frame.iterations[it], item, frame, it, dead, inputs)
@@ -218,7 +233,7 @@ class _Run(FrameState):
         """``_schedule`` for a caller that already holds the iteration's state."""
         st.outstanding_ops += 1
         self.in_flight += 1
-        heapq.heappush(self.ready, (item.priority, next(self.arrivals), item, frame, it, dead, inputs))
+        heappush(self.ready, (item.priority, next(self.arrivals), item, frame, it, dead, inputs))
         if self.waiting and (self.eager or item.heavy or not self.active):
             self.cv.notify()
 
