@@ -91,3 +91,27 @@ def test_a_dequeue_first_in_the_plan_completes_when_the_same_step_enqueues(threa
         for i in range(5):
             got, _ = s.run([taken, put], {x: float(i)})
             assert got == i + 20.0
+
+
+class _Overlap:
+    """A cost model stub: this much heavy work could overlap, whatever the nodes."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def overlap_seconds(self, nodes, device):
+        return self.seconds
+
+
+class _Threads:
+    _inter_op_threads = 2
+
+
+def test_the_parallel_executor_must_also_pay_for_its_dearer_dispatch_of_every_node():
+    from tensorweave.runtime import plan
+
+    gain = plan.PARALLEL_GAIN_SECONDS
+    assert plan.wants_parallel([None] * 10, None, _Threads(), _Overlap(gain + 1e-4))
+    # the static LSTM benchmark's backward pass: ~1.2 ms that could overlap, spread over ~950 nodes
+    assert not plan.wants_parallel([None] * 950, None, _Threads(), _Overlap(gain + 2e-4))
+    assert plan.wants_parallel([None] * 950, None, _Threads(), _Overlap(gain + 950 * plan.DATAFLOW_NODE_SECONDS))

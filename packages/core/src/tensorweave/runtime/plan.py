@@ -23,6 +23,7 @@ from tensorweave.runtime.prune import build_plan_graph
 from tensorweave.runtime.schedule import memory_order
 
 PARALLEL_GAIN_SECONDS = 1e-3  # heavy work that could overlap, from which a thread pool pays for itself
+DATAFLOW_NODE_SECONDS = 1.3e-6  # the dataflow executor's dispatch per node beyond the straight-line one's (measured)
 
 
 class Plan:
@@ -189,7 +190,8 @@ def make_executor(nodes, device, session, registries, cost_model=None, graph_has
 
 def wants_parallel(nodes, device, session, cost_model):
     """Whether overlapping independent ops pays for the scheduling: enough heavy work off the longest
-    path (by the cost model) and more than one inter-op thread."""
+    path (by the cost model) to pay for the thread pool and for the dataflow executor's dearer dispatch
+    of every node, and more than one inter-op thread."""
     if cost_model is None or session._inter_op_threads <= 1 or len(nodes) < 3:
         return False
-    return cost_model.overlap_seconds(nodes, device) >= PARALLEL_GAIN_SECONDS
+    return cost_model.overlap_seconds(nodes, device) >= PARALLEL_GAIN_SECONDS + len(nodes) * DATAFLOW_NODE_SECONDS
