@@ -14,7 +14,9 @@ NETWORK_BYTES_PER_SECOND = 1e9  # between tasks, until a transport says otherwis
 UNKNOWN_DIM = 1  # a dimension unknown before the run counts as this many elements
 HEAVY_SECONDS = 5e-5  # ops at least this long are worth running on a thread beside others
 _SMOOTHING = 0.5  # weight of the newest measurement
-_PLUMBING = frozenset(("_Arg", "_Retval", "_Send", "_Recv", "_ControlToken"))
+# ops that move no data: plumbing, and the ones whose kernel hands its input on (a reference, not a copy)
+_PLUMBING = frozenset(("_Arg", "_Retval", "_Send", "_Recv", "_ControlToken", "NoOp", "Identity", "IdentityN",
+                       "StopGradient", "PreventGradient"))
 
 
 def num_elements(shape):
