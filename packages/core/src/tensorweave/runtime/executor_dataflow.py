@@ -16,6 +16,9 @@ Per node, the step pays one lock hold (finishing the last node and taking the ne
 push and pop, and for a plain kernel a direct call: successor edges, their kinds and the output wrapping
 are decided once per plan (``_Item``), so dispatch does no role tests or dict look-ups beyond the
 per-iteration join records.
+
+Memory planning (``memory_plan``) hands a plain kernel that accepts ``out=`` an input whose reference count
+says that the node's inputs list is its only holder: the last reader in its frame and iteration.
 """
 
 import collections
@@ -32,6 +35,7 @@ from tensorweave.runtime.executor_frames import DEAD, JOIN, MERGE, Frame, FrameS
 from tensorweave.runtime.executor_linear import is_multi_output
 from tensorweave.runtime.frame_check import check_frames
 from tensorweave.runtime.kernels import instantiate, wrap_error
+from tensorweave.runtime.memory_plan import MemoryPlan, offer_listed
 from tensorweave.runtime.step import OpContext
 
 _ASYNC = object()  # _process's answer when an asynchronous kernel will complete the node later
@@ -45,7 +49,8 @@ class _Item:
     __slots__ = ("node", "index", "kernel_def", "compute", "role", "num_data_inputs", "num_control_inputs",
                  "out_edges", "control_out", "multi", "is_constant_enter", "frame_name", "parallel_iterations",
                  "transfer", "control_trigger", "num_inputs", "heavy", "receives", "priority",
-                 "fanout", "join", "plain", "forwards", "single", "num_outputs", "may_block", "frame_op")
+                 "fanout", "join", "plain", "forwards", "single", "num_outputs", "may_block", "frame_op",
+                 "offers", "slot")
 
 
 class DataflowExecutor:
@@ -89,6 +94,8 @@ class DataflowExecutor:
                 by_id[id(c)].control_out.append(item)
         for item in self.items:
             _dispatch_facts(item)
+        planning = config is None or config.graph_options.memory_planning_enabled()
+        self.memory = _plan_memory(self.items) if planning else None  # the MemoryPlan, when planning is on
         self.roots = [it for it in self.items if not it.num_data_inputs and not it.num_control_inputs]
         if any(it.role in ("enter", "exit") for it in self.items):
             check_frames(self.items)
@@ -105,6 +112,17 @@ class DataflowExecutor:
             self.seconds_per_node = per_node if self.seconds_per_node is None else (self.seconds_per_node + per_node) / 2
 
 
+def _plan_memory(items):
+    """The straight-line executor's rules with no static last use; gives each plain taker its candidate
+    inputs (``offers``) and its slot."""
+    memory = MemoryPlan([it.node for it in items],
+                        {id(it.node): (it.kernel_def, it.compute) for it in items if it.plain})
+    for it in items:
+        it.offers = memory.in_place_inputs.get(it.index) or None
+        it.slot = memory.slot_at.get(it.index)
+    return memory
+
+
 def _dispatch_facts(item):
     """What a step would otherwise work out per node: how a kernel is called, how its result becomes
     outputs, and each out-edge flattened to (slot, consumer, consumer's slot)."""
@@ -118,6 +136,7 @@ def _dispatch_facts(item):
     # as a consumer: MERGE fires on its first live input, JOIN waits for all, else it runs at once
     item.join = MERGE if item.role == "merge" else (JOIN if item.num_inputs > 1 else None)
     item.fanout = [(slot, dst, dst_slot) for slot, edges in enumerate(item.out_edges) for dst, dst_slot in edges]
+    item.offers = item.slot = None
 
 
 class _Run(FrameState):
@@ -204,7 +223,12 @@ class _Run(FrameState):
             if untraced and not dead and self.error is None:  # the common cases of _process, without its tests
                 if item.plain:
                     try:
-                        out = item.compute(*inputs)
+                        if item.offers is None:
+                            out = item.compute(*inputs)
+                        else:  # offered before the call: the call's own argument tuple would count as a holder
+                            buffer = offer_listed(item.slot, inputs, item.offers)
+                            out = item.compute(*inputs, out=buffer)
+                            buffer = None
                     except Exception as exc:
                         self._fail(wrap_error(item.node, exc))
                     else:

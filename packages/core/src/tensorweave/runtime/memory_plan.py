@@ -9,6 +9,11 @@ buffer) for the next step. A buffer is handed over only when its reference count
 one variable is its only holder and it owns its memory: a fetched value (the results hold it), a fed value,
 a variable's or a constant's array, a view, or a value another consumer still reads is never written over.
 Feeds, constants, variables and received values are left out before counting, too.
+
+The dataflow executor (control flow) plans the same way with no static last use: its values sit in each
+waiting consumer's inputs list, a value NextIteration carries to the next iteration or a constant Enter
+gives every iteration is held by the frame, so the count alone says that the running node is the last
+reader in every frame and iteration. It offers dying inputs only (``offer_listed``); no buffer is kept.
 """
 
 import sys
@@ -42,12 +47,18 @@ def _refs_as_kept(slot, v):
     return sys.getrefcount(v)
 
 
+def _refs_as_listed(slot, inputs, positions):
+    for k in positions:
+        v = inputs[k]
+        return sys.getrefcount(v)
+
+
 def _probe():
     value = np.empty(2)
-    return _refs_as_offered(value), _refs_as_kept(None, value)
+    return _refs_as_offered(value), _refs_as_kept(None, value), _refs_as_listed(None, [np.empty(2)], (0,))
 
 
-OFFERED_SOLE, KEPT_SOLE = _probe()  # the counts of a value held by one variable of the executor's function
+OFFERED_SOLE, KEPT_SOLE, LISTED_SOLE = _probe()  # a value held by one variable of the executor (by one list)
 
 
 def _owns(v):
@@ -60,6 +71,21 @@ def offer(slot, *dying):
         if sys.getrefcount(v) == OFFERED_SOLE and _owns(v):  # counted as in _refs_as_offered
             slot.in_place += 1
             return v
+    return _kept(slot)
+
+
+def offer_listed(slot, inputs, positions):
+    """``offer`` for the dataflow executor: the dying values lie at ``positions`` of the node's inputs
+    list, which must be their only holder."""
+    for k in positions:
+        v = inputs[k]
+        if sys.getrefcount(v) == LISTED_SOLE and _owns(v):  # counted as in _refs_as_listed
+            slot.in_place += 1
+            return v
+    return _kept(slot)
+
+
+def _kept(slot):
     if slot.buffers:
         slot.reused += 1
         return slot.buffers.pop()
@@ -76,28 +102,35 @@ def keep(slot, v):
 
 
 class MemoryPlan:
-    """Which nodes get an ``out=`` offer, from which dying inputs, and which values are kept (per slot)."""
+    """Which nodes get an ``out=`` offer, from which dying inputs, and which values are kept (per slot).
+    Without ``last_use`` (the dataflow executor) every input that may be written over is a candidate and
+    the reference count decides at run time whether it dies there."""
 
-    def __init__(self, nodes, kernels, last_use):
+    def __init__(self, nodes, kernels, last_use=None):
         index = {id(n): i for i, n in enumerate(nodes)}
         takers = {i for i, n in enumerate(nodes) if id(n) in kernels and _takes_out(n, *kernels[id(n)])}
         self.in_place = {}  # position -> names of input values that die there and may be written over
+        self.in_place_inputs = {}  # position -> their input positions (the first of each)
         group = {i: i for i in takers}
         for i in takers:
             node = nodes[i]
-            names = []
-            for src, slot in node.inputs:
+            names, positions = [], []
+            for k, (src, slot) in enumerate(node.inputs):
                 key = (index[id(src)], slot)
                 name = f"v{key[0]}_{slot}"
-                if last_use.get(key) == i and name not in names and _may_write_over(src, slot, node):
+                if (last_use is None or last_use.get(key) == i) and name not in names and \
+                        _may_write_over(src, slot, node):
                     names.append(name)
+                    positions.append(k)
                     if key[0] in takers:
                         _union(group, i, key[0])
             self.in_place[i] = names
+            self.in_place_inputs[i] = tuple(positions)
         roots = sorted({_find(group, i) for i in takers})
         size = {r: sum(1 for i in takers if _find(group, i) == r) for r in roots}
         self.slots = {r: BufferSlot(size[r]) for r in roots}
         self.slot_of = {i: f"s{_find(group, i)}" for i in takers}
+        self.slot_at = {i: self.slots[_find(group, i)] for i in takers}  # position -> its BufferSlot
         self.kept = {(i, 0): self.slot_of[i] for i in takers}  # value -> slot its buffer waits in
 
     def env(self):

@@ -1,0 +1,155 @@
+"""Memory planning in the dataflow executor (while loops): a kernel that accepts ``out=`` writes over an
+input only when the reference count says nobody else holds it, so values carried to the next iteration,
+given to every iteration, fed, fetched or read by another frame keep their contents, and every result
+equals the one computed with planning off."""
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.runtime import memory_plan
+
+UNPLANNED_OPTIONS = tf.OptimizerOptions(do_memory_planning=False)
+WIDTH = 256  # rows of 256 float32: over memory_plan.SMALL_BYTES from 4 rows on
+
+
+def _config(planned, threads=1):
+    options = tf.OptimizerOptions() if planned else UNPLANNED_OPTIONS
+    return tf.ConfigProto(inter_op_parallelism_threads=threads,
+                          graph_options=tf.GraphOptions(optimizer_options=options))
+
+
+def _dataflow(sess):
+    """The dataflow executors of the session's plans."""
+    return [ex for plan in sess._plans.values() for _, ex in plan.partitions if ex.kind == "dataflow"]
+
+
+def _in_place(sess):
+    return sum(ex.memory.stats()["in_place"] for ex in _dataflow(sess))
+
+
+def _feed(rows=64, k=0):
+    return np.linspace(-2, 2, rows * WIDTH, dtype=np.float32).reshape(rows, WIDTH) * (k + 1)
+
+
+def _loop(x, scale, n=6):
+    """A loop whose body has fused elementwise chains; ``scale`` (from outside) reaches every iteration."""
+    def body(i, h, acc):
+        z = tf.tanh(h * 0.5 + scale) * 0.9
+        return i + 1, tf.sigmoid(z - 0.1) * 2.0 - 1.0, acc + z * 0.25
+
+    _, h, acc = tf.while_loop(lambda i, h, acc: i < n, body, [tf.constant(0), x, tf.zeros_like(x)])
+    return h, acc
+
+
+def _run_both(build, feeds, threads=1, steps=1, init=False):
+    """Runs ``build()``'s fetches with planning on and off; returns both results and the planned session's
+    in-place count."""
+    results, counts = {}, {}
+    for planned in (True, False):
+        g = tf.Graph()
+        with g.as_default():
+            fetches, placeholders = build()
+            with tf.Session(graph=g, config=_config(planned, threads)) as s:
+                if init:
+                    s.run(tf.global_variables_initializer())
+                results[planned] = [s.run(fetches, dict(zip(placeholders, f))) for f in feeds for _ in range(steps)]
+                counts[planned] = _in_place(s) if planned else None
+                if not planned:
+                    assert all(ex.memory is None for ex in _dataflow(s))
+    return results[True], results[False], counts[True]
+
+
+def _assert_identical(on, off):
+    for a, b in zip(on, off):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+            assert np.asarray(x).dtype == np.asarray(y).dtype
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_loop_results_equal_unplanned_and_inputs_are_written_in_place(threads):
+    def build():
+        x = tf.placeholder(tf.float32, [None, WIDTH])
+        scale = tf.exp(x[:1] * 0.1)  # computed outside, read by every iteration through a constant Enter
+        h, acc = _loop(x, scale)
+        return [h, acc, tf.reduce_sum(h * acc)], [x]
+
+    on, off, in_place = _run_both(build, [(_feed(64, k),) for k in range(3)] + [(_feed(1),)], threads, steps=2)
+    _assert_identical(on, off)
+    assert in_place > 0
+
+
+def test_gradients_through_a_loop_equal_unplanned():
+    def build():
+        x = tf.placeholder(tf.float32, [None, WIDTH])
+        w = tf.Variable(np.linspace(-0.5, 0.5, WIDTH, dtype=np.float32))
+        h, acc = _loop(x * w, tf.tanh(w) * 0.1)
+        loss = tf.reduce_mean(tf.square(h + acc))
+        grads = tf.gradients(loss, [x, w])
+        train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+        return [loss, grads, train, w.read_value()], [x]
+
+    on, off, _ = _run_both(build, [(_feed(64, k),) for k in range(4)], init=True)
+    for a, b in zip(on, off):
+        assert a[0] == b[0]
+        for x, y in zip(a[1], b[1]):
+            np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(a[3], b[3])
+
+
+def test_values_carried_to_the_next_iteration_or_read_twice_are_not_written_over():
+    """Each iteration carries its loop variable on as ``prev`` too, and the next one reads it after a node
+    that could write over it: the TensorArray holds every iteration's own value."""
+    def build():
+        x = tf.placeholder(tf.float32, [None, WIDTH])
+
+        def body(i, h, prev, ta):
+            new = tf.tanh(h * 0.5 + 0.25) * 1.5  # h dies here unless something else holds it
+            return i + 1, new, h, ta.write(i, tf.exp(prev * 0.1) + 0.0)
+
+        ta = tf.TensorArray(tf.float32, size=5)
+        _, h, prev, ta = tf.while_loop(lambda i, *_: i < 5, body, [tf.constant(0), x, x * 1.0, ta])
+        return [h, prev, ta.stack()], [x]
+
+    feed = _feed(32)
+    on, off, _ = _run_both(build, [(feed,)], steps=2)
+    _assert_identical(on, off)
+    expected = [feed * 1.0]
+    for _ in range(5):
+        expected.append(np.tanh(expected[-1] * 0.5 + 0.25) * 1.5)
+    for h, prev, stacked in on:
+        np.testing.assert_allclose(h, expected[5], rtol=1e-6)
+        np.testing.assert_allclose(prev, expected[4], rtol=1e-6)
+        np.testing.assert_allclose(stacked, np.exp(np.stack(expected[:1] + expected[:4]) * 0.1), rtol=1e-5)
+
+
+def test_feeds_fetches_and_exits_read_by_two_consumers_keep_their_values():
+    x = tf.placeholder(tf.float32, [None, WIDTH])
+    h, acc = _loop(x, 0.5)
+    after = tf.tanh(h * 2.0) - 1.0  # h, an Exit, is read by two nodes after the loop
+    total = tf.reduce_sum(tf.exp(h * 0.5) + after)
+    feed = _feed(64)
+    with tf.Session(config=_config(True)) as s:
+        got = [s.run([h, acc, after, total], {x: feed}) for _ in range(3)]
+        copies = [[np.copy(v) for v in r] for r in got]
+    with tf.Session(config=_config(False)) as s:
+        expected = s.run([h, acc, after, total], {x: feed})
+    np.testing.assert_array_equal(feed, _feed(64))
+    for r, c in zip(got, copies):
+        for v, copy, e in zip(r, c, expected):
+            np.testing.assert_array_equal(v, copy)
+            np.testing.assert_array_equal(v, e)
+
+
+def test_offers_count_references_as_the_inputs_list_holds_them():
+    slot = memory_plan.BufferSlot(capacity=1)
+    alone = [np.float32(1.0), np.ones(4)]
+    assert memory_plan.offer_listed(slot, alone, (0, 1)) is alone[1]
+    shared = [np.ones(4)]
+    other = shared[0]
+    assert memory_plan.offer_listed(slot, shared, (0,)) is None
+    assert memory_plan.offer_listed(slot, [np.ones(8)[2:]], (0,)) is None  # a view does not own its memory
+    twice = np.ones(4)
+    assert memory_plan.offer_listed(slot, [twice, twice], (0,)) is None
+    assert slot.in_place == 1 and other is shared[0]
