@@ -142,6 +142,53 @@ def test_feeds_fetches_and_exits_read_by_two_consumers_keep_their_values():
             np.testing.assert_array_equal(v, e)
 
 
+def test_large_buffers_are_kept_for_later_iterations_and_steps_yet_fetches_never_change():
+    rows = memory_plan.KEEP_MIN_BYTES // (4 * WIDTH)  # 1 MiB values
+    x = tf.placeholder(tf.float32, [None, WIDTH])
+    w = tf.Variable(np.eye(WIDTH, dtype=np.float32) * 0.5)
+
+    def body(i, h, acc):
+        z = tf.tanh(h * 0.5 + 0.1) * 0.9  # the fed x is not written over: a kept buffer takes z
+        return i + 1, tf.sigmoid(tf.matmul(z, w) - 0.1) * 2.0 - 1.0, acc + z * 0.25
+
+    _, h, acc = tf.while_loop(lambda i, *_: i < 4, body, [tf.constant(0), x, tf.zeros_like(x)])
+    feeds = [_feed(rows, k) for k in range(4)]
+    with tf.Session(config=_config(False)) as s:
+        s.run(w.initializer)
+        expected = [s.run([h, acc], {x: f}) for f in feeds]
+    with tf.Session(config=_config(True)) as s:
+        s.run(w.initializer)
+        got = [s.run([h, acc], {x: f}) for f in feeds + feeds]
+        stats = _dataflow(s)[0].memory.stats()
+    assert stats["reused"] >= 3 and stats["in_place"] > 0
+    for k, values in enumerate(got):
+        for v, e in zip(values, expected[k % 4]):
+            np.testing.assert_array_equal(v, e)
+    for f, k in zip(feeds, range(4)):
+        np.testing.assert_array_equal(f, _feed(rows, k))
+
+
+def test_a_large_value_another_holder_keeps_is_not_kept_when_a_kernel_drops_it():
+    """The MatMul drops z while a TensorArray still holds it; the next iteration's fused node, whose input
+    h a second TensorArray holds, asks for a kept buffer and must not get z's."""
+    rows = memory_plan.KEEP_MIN_BYTES // (4 * WIDTH)
+
+    def build():
+        x = tf.placeholder(tf.float32, [None, WIDTH])
+        w = tf.Variable(np.eye(WIDTH, dtype=np.float32) * 0.5)
+
+        def body(i, h, zs, hs):
+            z = tf.tanh(h * 0.5 + 0.1) * 0.9
+            return i + 1, tf.sigmoid(tf.matmul(z, w) - 0.1) * 2.0 - 1.0, zs.write(i, z), hs.write(i, h)
+
+        arrays = [tf.TensorArray(tf.float32, size=4) for _ in range(2)]
+        _, h, zs, hs = tf.while_loop(lambda i, *_: i < 4, body, [tf.constant(0), x] + arrays)
+        return [h, zs.stack(), hs.stack()], [x]
+
+    on, off, _ = _run_both(build, [(_feed(rows),)], steps=3, init=True)
+    _assert_identical(on, off)
+
+
 def test_offers_count_references_as_the_inputs_list_holds_them():
     slot = memory_plan.BufferSlot(capacity=1)
     alone = [np.float32(1.0), np.ones(4)]
@@ -153,3 +200,14 @@ def test_offers_count_references_as_the_inputs_list_holds_them():
     twice = np.ones(4)
     assert memory_plan.offer_listed(slot, [twice, twice], (0,)) is None
     assert slot.in_place == 1 and other is shared[0]
+
+
+def test_a_value_is_kept_only_when_the_inputs_list_is_its_only_holder():
+    slot = memory_plan.BufferSlot(capacity=2)
+    slot.wanted = True
+    large = memory_plan.KEEP_MIN_BYTES // 8
+    held = np.ones(large)
+    memory_plan.keep_listed([held, np.ones(large)[1:], np.ones(8)], [(0, slot), (1, slot), (2, slot)])
+    assert slot.buffers == []  # another holder, a view, too small
+    memory_plan.keep_listed([np.float32(1.0), np.ones(large)], [(1, slot)])
+    assert len(slot.buffers) == 1 and memory_plan.offer_listed(slot, [held], (0,)).size == large

@@ -18,7 +18,8 @@ are decided once per plan (``_Item``), so dispatch does no role tests or dict lo
 per-iteration join records.
 
 Memory planning (``memory_plan``) hands a plain kernel that accepts ``out=`` an input whose reference count
-says that the node's inputs list is its only holder: the last reader in its frame and iteration.
+says that the node's inputs list is its only holder (the last reader in its frame and iteration), or a
+buffer that such a kernel's value left when a plain node dropped it unreferenced.
 """
 
 import collections
@@ -35,7 +36,7 @@ from tensorweave.runtime.executor_frames import DEAD, JOIN, MERGE, Frame, FrameS
 from tensorweave.runtime.executor_linear import is_multi_output
 from tensorweave.runtime.frame_check import check_frames
 from tensorweave.runtime.kernels import instantiate, wrap_error
-from tensorweave.runtime.memory_plan import MemoryPlan, offer_listed
+from tensorweave.runtime.memory_plan import MemoryPlan, keep_listed, offer_listed
 from tensorweave.runtime.step import OpContext
 
 _ASYNC = object()  # _process's answer when an asynchronous kernel will complete the node later
@@ -50,7 +51,7 @@ class _Item:
                  "out_edges", "control_out", "multi", "is_constant_enter", "frame_name", "parallel_iterations",
                  "transfer", "control_trigger", "num_inputs", "heavy", "receives", "priority",
                  "fanout", "join", "plain", "forwards", "single", "num_outputs", "may_block", "frame_op",
-                 "offers", "slot")
+                 "offers", "slot", "keeps")
 
 
 class DataflowExecutor:
@@ -114,12 +115,13 @@ class DataflowExecutor:
 
 def _plan_memory(items):
     """The straight-line executor's rules with no static last use; gives each plain taker its candidate
-    inputs (``offers``) and its slot."""
+    inputs (``offers``) and its slot, and each plain node the takers' values it may keep (``keeps``)."""
     memory = MemoryPlan([it.node for it in items],
                         {id(it.node): (it.kernel_def, it.compute) for it in items if it.plain})
     for it in items:
         it.offers = memory.in_place_inputs.get(it.index) or None
         it.slot = memory.slot_at.get(it.index)
+        it.keeps = (memory.kept_inputs[it.index] or None) if it.plain else None
     return memory
 
 
@@ -136,7 +138,7 @@ def _dispatch_facts(item):
     # as a consumer: MERGE fires on its first live input, JOIN waits for all, else it runs at once
     item.join = MERGE if item.role == "merge" else (JOIN if item.num_inputs > 1 else None)
     item.fanout = [(slot, dst, dst_slot) for slot, edges in enumerate(item.out_edges) for dst, dst_slot in edges]
-    item.offers = item.slot = None
+    item.offers = item.slot = item.keeps = None
 
 
 class _Run(FrameState):
@@ -234,6 +236,8 @@ class _Run(FrameState):
                     else:
                         outputs = [out] if item.single else (list(out) if item.num_outputs else [])
                         del out
+                        if item.keeps is not None:
+                            keep_listed(inputs, item.keeps)
                     inputs = None
                     continue
                 if item.forwards:

@@ -13,7 +13,8 @@ Feeds, constants, variables and received values are left out before counting, to
 The dataflow executor (control flow) plans the same way with no static last use: its values sit in each
 waiting consumer's inputs list, a value NextIteration carries to the next iteration or a constant Enter
 gives every iteration is held by the frame, so the count alone says that the running node is the last
-reader in every frame and iteration. It offers dying inputs only (``offer_listed``); no buffer is kept.
+reader in every frame and iteration (``offer_listed``); a taker's value is kept when a node that ran a
+kernel drops it unreferenced (``keep_listed``), for the next iteration or step.
 """
 
 import sys
@@ -86,19 +87,33 @@ def offer_listed(slot, inputs, positions):
 
 
 def _kept(slot):
-    if slot.buffers:
-        slot.reused += 1
-        return slot.buffers.pop()
-    slot.wanted = True
-    return None
+    try:
+        buffer = slot.buffers.pop()  # one call: another thread may take the last one
+    except IndexError:
+        slot.wanted = True
+        return None
+    slot.reused += 1
+    return buffer
 
 
 def keep(slot, v):
     """Keeps a dying value's buffer for the next step when nobody else holds it and an offer wanted one
     (a large fresh allocation maps new pages: measured, the page faults cost more than the reuse)."""
-    if (slot.wanted and len(slot.buffers) < slot.capacity and sys.getrefcount(v) == KEPT_SOLE and _owns(v)
-            and v.nbytes >= KEEP_MIN_BYTES):
+    if sys.getrefcount(v) == KEPT_SOLE and _worth_keeping(slot, v):
         slot.buffers.append(v)
+
+
+def keep_listed(inputs, keeps):
+    """``keep`` for the dataflow executor: ``keeps`` holds (position, slot) of inputs that takers made;
+    each is kept when the node's inputs list, about to be dropped, is its only holder."""
+    for k, slot in keeps:
+        v = inputs[k]
+        if sys.getrefcount(v) == LISTED_SOLE and _worth_keeping(slot, v):  # counted as in _refs_as_listed
+            slot.buffers.append(v)
+
+
+def _worth_keeping(slot, v):
+    return slot.wanted and len(slot.buffers) < slot.capacity and _owns(v) and v.nbytes >= KEEP_MIN_BYTES
 
 
 class MemoryPlan:
@@ -111,6 +126,7 @@ class MemoryPlan:
         takers = {i for i, n in enumerate(nodes) if id(n) in kernels and _takes_out(n, *kernels[id(n)])}
         self.in_place = {}  # position -> names of input values that die there and may be written over
         self.in_place_inputs = {}  # position -> their input positions (the first of each)
+        self.kept_inputs = {}  # position of any node -> (input position, slot) of the takers' values it reads
         group = {i: i for i in takers}
         for i in takers:
             node = nodes[i]
@@ -132,6 +148,11 @@ class MemoryPlan:
         self.slot_of = {i: f"s{_find(group, i)}" for i in takers}
         self.slot_at = {i: self.slots[_find(group, i)] for i in takers}  # position -> its BufferSlot
         self.kept = {(i, 0): self.slot_of[i] for i in takers}  # value -> slot its buffer waits in
+        for i, node in enumerate(nodes):
+            firsts = {}
+            for k, (src, slot) in enumerate(node.inputs):
+                firsts.setdefault((index[id(src)], slot), k)
+            self.kept_inputs[i] = tuple((k, self.slot_at[key[0]]) for key, k in firsts.items() if key in self.kept)
 
     def env(self):
         env = {f"s{r}": slot for r, slot in self.slots.items()}
