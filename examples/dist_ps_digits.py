@@ -42,13 +42,14 @@ def parse_args(argv=None):
     parser.add_argument("--optimizer", choices=("sgd", "momentum", "adam"), default="momentum")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--logdir", "--checkpoint-dir", dest="logdir", default=None,
-                        help="the chief's checkpoints (default runs/dist_ps_digits/<sync|async>); '' for none")
+                        help="the chief's checkpoints (default runs/dist_ps_digits/<async|sync|sync-backupB>); '' for none")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.backup and not args.sync:
         parser.error("--backup needs --sync: asynchronous workers never wait for each other")
     if args.logdir is None:
-        args.logdir = os.path.join("runs", "dist_ps_digits", "sync" if args.sync else "async")
+        mode = (f"sync-backup{args.backup}" if args.backup else "sync") if args.sync else "async"
+        args.logdir = os.path.join("runs", "dist_ps_digits", mode)
     return args
 
 

@@ -10,6 +10,7 @@ the worker last saw (and its task), so an interrupted run and an uninterrupted o
 import os
 import signal
 import sys
+import time
 
 import numpy as np
 from mpi_common import TRUE_W, linear_regression, start_ps_cluster
@@ -36,6 +37,9 @@ def batch(seed, n=16):
 
 model = linear_regression(cluster, task, lambda: tf.train.GradientDescentOptimizer(0.02))
 step, x, y, loss, train = model.step, model.x, model.y, model.loss, model.train
+with tf.device("/job:ps/task:0"):  # how many workers reached the training loop (restored as 2 on a restart)
+    started = tf.get_variable("workers_started", initializer=0, trainable=False)
+    start = started.assign_add(1)
 
 
 class Report(tf.train.SessionRunHook):
@@ -53,6 +57,9 @@ with tf.train.MonitoredTrainingSession(master=server.target, is_chief=(task == 0
                                        log_step_count_steps=0, chief_only_hooks=[Report()],
                                        hooks=[tf.train.StopAtStepHook(last_step=last_step)]) as sess:
     seen = 0
+    sess.run(start)  # both workers train side by side, so worker 1 is still training at kill_step
+    while sess.run(started) < 2:
+        time.sleep(0.01)
     while not sess.should_stop():
         latest = kill_step and attempt == 0 and task == 1 and seen >= kill_step and \
             tf.train.latest_checkpoint(checkpoint_dir)
@@ -63,6 +70,7 @@ with tf.train.MonitoredTrainingSession(master=server.target, is_chief=(task == 0
         xs, ys = batch(2 * seen + task)
         _, seen = sess.run([train, step], {x: xs, y: ys})
         print(f"attempt {attempt}: worker {task} global step {seen}", flush=True)
+        time.sleep(0.005)  # a step takes well under a millisecond: give the other worker its turns
 
 if task == 0:
     with tf.Session(server.target) as sess:
