@@ -2,6 +2,7 @@
 the world size each job asserts (a wrong launcher silently runs N copies of rank 0)."""
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,11 +24,7 @@ def run_mpi(script, ranks, *args, timeout=120, env=None, launcher=(), module=Tru
     command = [str(MPIEXEC), *launcher, "-n", str(ranks), sys.executable, *(("-m", "mpi4py") if module else ()),
                str(script), *map(str, args)]
     environment = dict(os.environ, TW_TEST_WORLD_SIZE=str(ranks), PYTHONUNBUFFERED="1", **(env or {}))
-    try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environment,
-                              stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{' '.join(command)} did not finish in {timeout} s (a hang):\n{e.stdout}\n{e.stderr}")
+    proc = run_job(command, timeout, environment)
     if expect_ok and proc.returncode != 0:
         pytest.fail(f"{' '.join(command)} exited with {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
     if expect_ok:
@@ -35,3 +32,17 @@ def run_mpi(script, ranks, *args, timeout=120, env=None, launcher=(), module=Tru
         for marker in markers:
             assert marker in proc.stdout, f"the job did not report the world size it was launched with:\n{proc.stdout}"
     return proc
+
+
+def run_job(command, timeout, env):
+    """Runs ``command`` in a process group of its own; a hang fails the test and kills the whole job (mpiexec's
+    ranks included), so no rank is left spinning under the tests that follow."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        pytest.fail(f"{' '.join(command)} did not finish in {timeout} s (a hang):\n{stdout}\n{stderr}")
+    return subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from mpi_launch import MPIEXEC, SCRIPTS
+from mpi_launch import MPIEXEC, SCRIPTS, run_job
 
 from tensorweave_distributed import launcher
 
@@ -25,8 +25,7 @@ def tensorweave_run(*args, timeout=90):
         pytest.skip(f"no mpiexec next to {sys.executable}: pip install tensorweave[distributed] (the mpich wheel)")
     assert RUN.exists(), f"{RUN} is missing: reinstall with pip install -e packages/distributed"
     env = dict(os.environ, PYTHONUNBUFFERED="1", TW_TEST_WORLD_SIZE="3")
-    proc = subprocess.run([str(RUN), *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env,
-                          stdin=subprocess.DEVNULL)
+    proc = run_job([str(RUN), *map(str, args)], timeout, env)
     return proc.returncode, proc.stdout + proc.stderr
 
 

@@ -52,3 +52,21 @@ def wait_until_initialized(sess, variable, message):
     while not sess.run(tf.is_variable_initialized(variable)):
         assert time.time() < deadline, message
         time.sleep(0.05)
+
+
+def start_counter():
+    """A counter on the ps that each worker adds 1 to when it is ready to train: (counter, add_one)."""
+    import tensorweave as tf
+    with tf.device("/job:ps/task:0"):
+        counter = tf.get_variable("workers_started", initializer=0, trainable=False)
+    return counter, counter.assign_add(1)
+
+
+def start_together(sess, counter, add_one, workers, message="the other workers never started"):
+    """Steps take well under a millisecond: without this, the first worker can finish before the others
+    start, and a test about workers training side by side tests one worker alone."""
+    sess.run(add_one)
+    deadline = time.time() + 30
+    while sess.run(counter) < workers:
+        assert time.time() < deadline, message
+        time.sleep(0.01)

@@ -6,7 +6,7 @@ workers' gradients once per step, so the global step counts steps, not pushes.""
 import sys
 
 import numpy as np
-from mpi_common import TRUE_W, linear_regression, start_ps_cluster, wait_until_initialized
+from mpi_common import TRUE_W, linear_regression, start_counter, start_ps_cluster, start_together, wait_until_initialized
 
 import tensorweave as tf
 
@@ -23,6 +23,7 @@ else:
         tf.train.GradientDescentOptimizer(0.2), replicas_to_aggregate=AGGREGATE, total_num_replicas=2), bias=False)
     w, step, x, y, loss, opt, train = model.w, model.step, model.x, model.y, model.loss, model.optimizer, model.train
     assert opt._local_step.op.device == f"/job:worker/task:{task}", opt._local_step.op.device
+    counter, add_one = start_counter()
     with tf.Session(server.target) as sess:
         coord = tf.train.Coordinator()
         if task == 0:
@@ -34,6 +35,7 @@ else:
             wait_until_initialized(sess, step, "the chief never initialized the variables on the ps")
             sess.run(tf.local_variables_initializer())
             sess.run(opt.local_step_init_op)
+        start_together(sess, counter, add_one, 2)
         losses, pushes = [], 0
         while sess.run(step) < TARGET:
             xs = rng.randn(16, 3).astype(np.float32)

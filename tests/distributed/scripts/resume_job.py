@@ -13,7 +13,7 @@ import sys
 import time
 
 import numpy as np
-from mpi_common import TRUE_W, linear_regression, start_ps_cluster
+from mpi_common import TRUE_W, linear_regression, start_counter, start_ps_cluster, start_together
 
 import tensorweave as tf
 
@@ -37,9 +37,7 @@ def batch(seed, n=16):
 
 model = linear_regression(cluster, task, lambda: tf.train.GradientDescentOptimizer(0.02))
 step, x, y, loss, train = model.step, model.x, model.y, model.loss, model.train
-with tf.device("/job:ps/task:0"):  # how many workers reached the training loop (restored as 2 on a restart)
-    started = tf.get_variable("workers_started", initializer=0, trainable=False)
-    start = started.assign_add(1)
+counter, add_one = start_counter()
 
 
 class Report(tf.train.SessionRunHook):
@@ -57,9 +55,8 @@ with tf.train.MonitoredTrainingSession(master=server.target, is_chief=(task == 0
                                        log_step_count_steps=0, chief_only_hooks=[Report()],
                                        hooks=[tf.train.StopAtStepHook(last_step=last_step)]) as sess:
     seen = 0
-    sess.run(start)  # both workers train side by side, so worker 1 is still training at kill_step
-    while sess.run(started) < 2:
-        time.sleep(0.01)
+    if attempt == 0:  # both workers train side by side, so worker 1 is still training at kill_step
+        start_together(sess, counter, add_one, 2)
     while not sess.should_stop():
         latest = kill_step and attempt == 0 and task == 1 and seen >= kill_step and \
             tf.train.latest_checkpoint(checkpoint_dir)
