@@ -28,7 +28,7 @@ from tensorweave_distributed.rendezvous import MpiRendezvous
 from tensorweave_distributed.world import init
 
 _log = logging.getLogger("tensorweave_distributed")
-RUN, DONE = "tw.server.run", "tw.server.done"
+RUN, DONE, CLOSE = "tw.server.run", "tw.server.done", "tw.server.close"
 PREFIX, SERVED = "mpi://server/", "mpi://served/"
 _MAX_SERVING_THREADS = 1024
 _SERVING_SECONDS = 1.0  # a ps polls fast for this long after a worker's request
@@ -79,7 +79,7 @@ class MpiServer:
         self.device_mgr = self._device_mgr(self.job, self.task)
         self.ps_ranks = [r for r in self.layout.jobs.get("ps", []) if r != self.world.rank]
         self.workers = {r for job, ranks in self.layout.jobs.items() if job != "ps" for r in ranks}
-        self._served, self._graphs = {}, {}
+        self._served, self._graphs, self._closed = {}, {}, set()
         self._lock = threading.Lock()
         # a served step may block (a queue, a token) until other workers' steps run: a small pool could fill
         # with blocked steps and deadlock the job, so threads are added as requests arrive (reused when idle)
@@ -100,6 +100,7 @@ class MpiServer:
         self._started = True
         self.world.control.register_service(RUN, self._on_run)
         self.world.control.register_service(DONE, self._on_done)
+        self.world.control.register_service(CLOSE, self._on_close)
         self.world.on_failure(self._on_failure)
         # while workers are stepping, the next request follows within milliseconds: poll for it like a
         # transfer in flight instead of at the idle rate (2 ms), which would add that much to every step
@@ -137,6 +138,16 @@ class MpiServer:
         self._failure = error
         self._finished.set()
 
+    def _on_close(self, source, session):
+        """A worker closed its session: drop its graph and close what served it (after its last request)."""
+        name = (source, session)
+        with self._lock:
+            self._closed.add(name)
+            self._graphs.pop(name, None)
+            entry = self._served.pop(name, None)
+        if entry is not None:
+            entry[0].close()
+
     def _on_run(self, source, request):
         self._last_request = time.monotonic()
         if request["graph"] is not None:  # in message order: the nodes a step needs arrive before it runs
@@ -171,6 +182,8 @@ class MpiServer:
         imported), so steps in flight on it, such as a queue runner's, keep running."""
         name = (source, request["session"])
         with self._lock:
+            if name in self._closed:
+                raise tf.errors.CancelledError(None, None, f"{self.world.describe(source)} closed this session")
             entry = self._served.get(name)
             additions = self._graphs.pop(name, [])
             if entry is None and not additions:
@@ -252,6 +265,12 @@ class ClientMaster:
             self.server.world.control.post(rank, RUN, request)
         return _ClientRendezvous(self.server.world.transport, key, self.device_mgr.rank_of_device,
                                  self.server.ps_ranks)
+
+    def close(self):
+        """TF's CloseSession: every ps task drops the graph and the session it kept for this one."""
+        if self.server.world.failure is None:
+            for rank in self.server.ps_ranks:
+                self.server.world.control.post(rank, CLOSE, self.number)
 
 
 class _ClientRendezvous(MpiRendezvous):

@@ -208,6 +208,8 @@ class BaseSession:
             step.cancel(error)
         if not self._target:
             self._device_mgr.close()
+        elif self._remote is not None and hasattr(self._remote, "close"):
+            self._remote.close()  # TF's CloseSession: the other tasks drop what they kept for this session
         self._pool.shutdown(wait=False)
 
     def _cancel_steps_of_threads(self, thread_ids, error):
@@ -284,7 +286,8 @@ def _remote_master(target, config):
     """The transport's master for ``target``: it has ``device_mgr`` (devices of every task; other
     processes' devices say ``is_remote``) and ``rendezvous(plan)``, a rendezvous for one step of
     ``plan`` (``plan._signature`` is (fetches, targets, feeds)). Each process runs its own partitions; the
-    step ends with the rendezvous's ``finish()``, where a master waits for the partitions it asked others to run."""
+    step ends with the rendezvous's ``finish()``, where a master waits for the partitions it asked others to run.
+    A master may have ``close()``, called when the session closes."""
     from tensorweave.plugins import get_registries
     scheme = target.split("://", 1)[0] if "://" in target else target
     factory = get_registries().transports.get(scheme)

@@ -156,7 +156,7 @@ class WorkerSessionCreator(SessionCreator):
         self._scaffold.finalize()
         manager = SessionManager(local_init_op=self._scaffold.local_init_op, ready_op=self._scaffold.ready_op,
                                  ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
-                                 graph=graph_mod.get_default_graph(), recovery_wait_secs=0.5)
+                                 graph=graph_mod.get_default_graph(), recovery_wait_secs=0.1)
         return manager.wait_for_session(self._master, config=self._config, max_wait_secs=self._max_wait_secs)
 
 
