@@ -174,3 +174,11 @@ def test_running_a_collective_before_init_says_what_to_do():
         pytest.skip("initialized in this process")
     with tf.Session() as sess, pytest.raises(tf.errors.FailedPreconditionError, match=r"init\(\) first"):
         sess.run(twd.allreduce(tf.ones([2])))
+
+
+@pytest.mark.parametrize("kind", ["allgather", "reduce_scatter"])
+def test_a_scalar_cannot_be_gathered_or_scattered(kind):
+    from tensorweave_distributed.controller import Request
+    with pytest.raises(ValueError, match=f"{kind} 'x' needs arrays of rank >= 1.*reshape it to \\[1\\]"):
+        Request("x", kind, [np.float32(1.0)], lambda e, v: None)
+    Request("x", kind, [np.zeros(1, np.float32)], lambda e, v: None)  # rank 1 is fine

@@ -318,10 +318,7 @@ def test_nccl_wire_plans():
     assert (plan.wire.name, plan.view, plan.scale) == ("uint8", True, 2)  # gathers move bytes
 
 
-def test_nccl_reduce_scatter_blocks_and_gather_padding_match_the_mpi_path():
-    from tensorweave_distributed.algorithms import split_bounds
-    for rows, size in [(7, 3), (2, 4), (0, 2), (8, 4)]:
-        assert nccl.split_rows(rows, size) == split_bounds(rows, size)
+def test_nccl_gather_padding_is_the_most_rows_of_any_rank():
     assert nccl.padded_rows([2, 5, 0]) == 5 and nccl.padded_rows([]) == 0
 
 

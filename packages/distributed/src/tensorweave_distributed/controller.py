@@ -29,6 +29,9 @@ class Request:
 
     def __init__(self, name, kind, arrays, callback, op="sum", root=0, algorithm="auto", compression="none",
                  backend=None):
+        if kind in ("allgather", "reduce_scatter") and any(len(a.shape) == 0 for a in arrays):
+            raise ValueError(f"{kind} {name!r} needs arrays of rank >= 1 (they are joined or split along "
+                             f"dimension 0); a scalar was given: reshape it to [1]")
         self.name = name
         self.kind = kind
         self.arrays = arrays

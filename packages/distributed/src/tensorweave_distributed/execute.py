@@ -116,9 +116,8 @@ def _all_gather(arrays, first_dims_of, comm, pool):
 def _reduce_scatter(batch, arrays, comm, scratch, tag, counter, pool):
     size, rank = comm.Get_size(), comm.Get_rank()
     results = []
-    for array in arrays:
+    for array, row_bounds in zip(arrays, batch.extras):
         wire = wire_dtype(array.dtype, batch.compression)
-        row_bounds = algorithms.split_bounds(array.shape[0], size)
         row = int(np.prod(array.shape[1:], dtype=np.int64))
         buf = pool.empty(array.size, wire)
         to_wire(array, buf, batch.compression)

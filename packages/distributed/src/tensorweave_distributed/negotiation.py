@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from tensorweave import errors
+from tensorweave_distributed.algorithms import split_bounds
 from tensorweave_distributed.execute import Batch
 from tensorweave_distributed.reduction import wire_dtype
 
@@ -110,8 +111,10 @@ def plan_batches(ready, settings):
         backend = common_backend(descriptors)
         if error is not None or kind in ("allgather", "reduce_scatter"):
             extras = None
-            if error is None and kind == "allgather":
+            if error is None and kind == "allgather":  # each rank's rows
                 extras = [[d[1][i][1][0] if d[1][i][1] else 1 for d in descriptors] for i in range(len(members))]
+            elif error is None:  # the row blocks of a reduce-scatter, one split for every backend
+                extras = [split_bounds(shape[0], len(descriptors)) for _, shape in members]
             batches.append(Batch(kind, [name], op=op, compression=compression, extras=extras, error=error,
                                  backend=backend))
             sizes.append(0)

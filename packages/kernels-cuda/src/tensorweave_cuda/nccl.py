@@ -58,15 +58,6 @@ def padded_rows(first_dims):
     return max(first_dims) if first_dims else 0
 
 
-def split_rows(rows, size):
-    """Near-equal row blocks of a reduce-scatter, the first ``rows % size`` one longer (the MPI path's split)."""
-    base, extra = divmod(rows, size)
-    bounds = [0]
-    for r in range(size):
-        bounds.append(bounds[-1] + base + (1 if r < extra else 0))
-    return bounds
-
-
 def nccl_module():
     """``cupy.cuda.nccl`` when NCCL's library loads, else None."""
     try:
@@ -175,7 +166,7 @@ class NcclCollectives:
                 flat = cp.concatenate([out[r, :first_dims[r] * row] for r in range(size)])
                 return _from_wire(flat, array, plan, (rows,) + array.shape[1:])
             return gathered
-        bounds = split_rows(array.shape[0], size)
+        bounds = batch.extras[index]  # the MPI path's row blocks, from the negotiation
         most = bounds[1] - bounds[0]
         send = cp.zeros((size, most * row), wire.dtype)
         for r in range(size):
