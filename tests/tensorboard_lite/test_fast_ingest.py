@@ -378,5 +378,5 @@ def _quietly(url):
     try:
         with urllib.request.urlopen(url, timeout=30) as r:
             r.read()
-    except OSError:  # the server went away while the request waited: what a page sees
+    except (OSError, http.client.HTTPException):  # the server went away mid-request or mid-reply, as a page sees
         pass
