@@ -130,7 +130,7 @@ def numpy_step(weights, x, labels):
     return step, step
 
 
-def torch_step(torch, weights, x, labels):
+def torch_step(torch, weights, x, labels, device="cpu"):
     nn = torch.nn
     (w1, b1), (w2, b2), (w3, b3), (w4, b4) = weights
     model = nn.Sequential(nn.Conv2d(1, 32, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
@@ -143,9 +143,10 @@ def torch_step(torch, weights, x, labels):
                             (model[7], dense1.T, b3), (model[9], w4.T, b4)):
             layer.weight.copy_(torch.from_numpy(np.ascontiguousarray(w)))
             layer.bias.copy_(torch.from_numpy(b))
+    model = model.to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
-    images = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
-    targets = torch.from_numpy(labels.astype(np.int64))
+    images = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2))).to(device)
+    targets = torch.from_numpy(labels.astype(np.int64)).to(device)
 
     return torch_sgd_step(optimizer, lambda: nn.functional.cross_entropy(model(images), targets))
 

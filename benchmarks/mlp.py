@@ -75,7 +75,7 @@ def numpy_step(weights, x, labels):
     return step, step
 
 
-def torch_step(torch, weights, x, labels):
+def torch_step(torch, weights, x, labels, device="cpu"):
     layers = []
     for k, (kernel, bias) in enumerate(weights):
         linear = torch.nn.Linear(*kernel.shape)
@@ -83,9 +83,9 @@ def torch_step(torch, weights, x, labels):
             linear.weight.copy_(torch.from_numpy(kernel.T.copy()))
             linear.bias.copy_(torch.from_numpy(bias))
         layers += [linear] if k == len(weights) - 1 else [linear, torch.nn.ReLU()]
-    model = torch.nn.Sequential(*layers)
+    model = torch.nn.Sequential(*layers).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
-    inputs, targets = torch.from_numpy(x), torch.from_numpy(labels.astype(np.int64))
+    inputs, targets = torch.from_numpy(x).to(device), torch.from_numpy(labels.astype(np.int64)).to(device)
 
     return torch_sgd_step(optimizer, lambda: torch.nn.functional.cross_entropy(model(inputs), targets))
 

@@ -1,6 +1,7 @@
-"""Every hand-written CUDA source compiles with NVRTC for every dtype it serves, on old and new architectures
-(compare-and-swap atomics before sm_70/sm_60, native ones after). NVRTC needs no GPU, only its library
-(``pip install nvidia-cuda-nvrtc-cu12`` beside cupy-cuda12x); without it these tests skip and say so."""
+"""Every hand-written CUDA source compiles with NVRTC for every dtype it serves, on the oldest architecture this
+NVRTC supports and a new one (compare-and-swap atomics before sm_70/sm_60, native ones after). NVRTC needs no
+GPU, only its library (``pip install nvidia-cuda-nvrtc-cu12`` beside cupy-cuda12x); without it these tests skip
+and say so. CUDA 13 compiles for sm_75 and newer only: the compare-and-swap paths are checked with CUDA 12's."""
 
 import re
 
@@ -19,9 +20,26 @@ def _nvrtc_reason():
     return None
 
 
+def _supported_archs():
+    """The compute capabilities this NVRTC compiles for (its own list), empty without NVRTC."""
+    try:
+        from cupy.cuda import nvrtc
+        return tuple(sorted(nvrtc.getSupportedArchs()))
+    except Exception:
+        return ()
+
+
 REASON = _nvrtc_reason()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
-ARCHS = ("compute_60", "compute_80")
+SUPPORTED = _supported_archs()
+ARCHS = (f"compute_{SUPPORTED[0] if SUPPORTED else 60}", "compute_80")
+
+
+def _needs_arch(capability):
+    """Skips unless this NVRTC compiles for ``capability`` (CUDA 13 dropped everything before sm_75)."""
+    if SUPPORTED and capability not in SUPPORTED:
+        pytest.skip(f"this NVRTC compiles for sm_{SUPPORTED[0]} to sm_{SUPPORTED[-1]}, not sm_{capability}: the "
+                    f"path for older GPUs is checked where CUDA 12's NVRTC is installed")
 
 RAW = [(losses.SOURCE, ["softmax_xent", "sparse_softmax_xent"], cc.FLOATS, ("int32", "int64")),
        (scatter.body(), ["scatter_add"], cc.FLOATS + ("int32", "int64"), ("int32", "int64")),
@@ -44,12 +62,21 @@ def test_raw_kernels_compile_for_every_dtype(source, names, dtypes, index_dtypes
             assert _entry_points(code) == set(names), (dtype, index_dtype)
 
 
-def test_float16_atomics_are_native_from_sm70_and_compare_and_swap_before():
+def test_float16_and_float64_atomics_are_native_on_new_gpus():
     new = cc.ptx(scatter.body(), "float16", "int64", "compute_80")
-    old = cc.ptx(scatter.body(), "float16", "int64", "compute_60")
     assert "atom.global.add.noftz.f16" in new and "atom.cas" not in new
+    assert "atom.global.add.f64" in cc.ptx(scatter.body(), "float64", "int64", "compute_80")
+
+
+def test_float16_atomics_compare_and_swap_before_sm70():
+    _needs_arch(60)
+    old = cc.ptx(scatter.body(), "float16", "int64", "compute_60")
     assert re.search(r"atom(\.global)?\.cas\.b32", old) and "noftz.f16" not in old
     assert "atom.global.add.f64" in cc.ptx(scatter.body(), "float64", "int64", "compute_60")
+
+
+def test_float64_atomics_compare_and_swap_before_pascal():
+    _needs_arch(52)
     before_pascal = cc.ptx(scatter.body(), "float64", "int64", "compute_52")
     assert "atom.global.add.f64" not in before_pascal and re.search(r"atom(\.global)?\.cas\.b64", before_pascal)
 

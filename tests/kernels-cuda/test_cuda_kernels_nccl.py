@@ -4,6 +4,7 @@ batches never fuse across backends. A stand-in backend (numpy behind a device-ar
 checks the routing in a real 2-rank job here; the NCCL tests themselves need GPUs and skip without them."""
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -23,6 +24,14 @@ from tensorweave_distributed.settings import Settings  # noqa: E402
 from conftest import CUDA  # noqa: E402
 
 MPIEXEC = Path(sys.executable).parent / "mpiexec"
+if not MPIEXEC.exists() and shutil.which("mpiexec"):  # an interpreter whose MPI lives elsewhere on the PATH
+    MPIEXEC = Path(shutil.which("mpiexec"))
+
+
+def _needs_mpiexec():
+    if not MPIEXEC.exists():
+        pytest.skip(f"no mpiexec next to {sys.executable} or on the PATH: pip install tensorweave[distributed] "
+                    f"(the mpich wheel)")
 
 
 class _Backend:
@@ -179,8 +188,7 @@ print(f"routing ok on rank {rank}", flush=True)
 
 
 def test_a_two_rank_job_routes_collectives_by_backend(tmp_path):
-    if not MPIEXEC.exists():
-        pytest.skip(f"no mpiexec next to {sys.executable}: pip install tensorweave[distributed] (the mpich wheel)")
+    _needs_mpiexec()
     script = tmp_path / "routing_job.py"
     script.write_text(textwrap.dedent(JOB))
     proc = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable, "-m", "mpi4py", str(script)], capture_output=True,
@@ -261,6 +269,7 @@ print(f"nccl ok on rank {rank}", flush=True)
 @pytest.mark.skipif(_nccl_reason() is not None, reason=_nccl_reason() or "")
 def test_nccl_collectives_match_numpy_on_every_rank(tmp_path):
     import cupy
+    _needs_mpiexec()
     ranks = min(2, cupy.cuda.runtime.getDeviceCount())
     script = tmp_path / "nccl_job.py"
     script.write_text(textwrap.dedent(NCCL_JOB))
@@ -269,6 +278,17 @@ def test_nccl_collectives_match_numpy_on_every_rank(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for r in range(ranks):
         assert f"nccl ok on rank {r}" in proc.stdout, proc.stdout
+
+
+def test_the_unique_id_crosses_the_wire_in_the_form_cupy_gave_it():
+    from tensorweave_cuda.nccl import unique_id_from_wire, unique_id_to_wire
+    as_bytes = bytes(range(100, 228))  # CuPy 14: bytes (found on a GPU: earlier code parsed them as numbers)
+    wire = unique_id_to_wire(as_bytes)
+    assert wire.dtype == np.int8 and wire.size == 129 and unique_id_from_wire(wire) == as_bytes
+    as_tuple = tuple(range(-64, 64))  # earlier CuPy: signed byte values
+    assert unique_id_from_wire(unique_id_to_wire(as_tuple)) == as_tuple
+    with pytest.raises(ValueError, match="has 3 bytes, expected 128"):
+        unique_id_to_wire(b"abc")
 
 
 def test_a_gpu_device_offers_one_nccl_backend_and_none_without_nccl(monkeypatch):

@@ -14,7 +14,8 @@ ON_STAND_IN = f"/device:{STAND_IN}:0"
 
 
 def _config(stand_in_devices=1, log=False):
-    return tf.ConfigProto(device_count={STAND_IN: stand_in_devices}, allow_soft_placement=True,
+    """The stand-in as the only accelerator: a real GPU, where there is one, is left out (it would outrank it)."""
+    return tf.ConfigProto(device_count={STAND_IN: stand_in_devices, "GPU": 0}, allow_soft_placement=True,
                           log_device_placement=log)
 
 

@@ -58,6 +58,22 @@ def padded_rows(first_dims):
     return max(first_dims) if first_dims else 0
 
 
+def unique_id_to_wire(unique_id):
+    """NCCL's unique id as the int8 buffer rank 0 broadcasts: a first byte saying which form CuPy gave (1: bytes, as
+    CuPy 14 does; 0: a tuple of signed byte values, as earlier CuPy did), then the id's 128 bytes."""
+    as_bytes = isinstance(unique_id, (bytes, bytearray))
+    raw = np.frombuffer(bytes(unique_id), np.int8) if as_bytes else np.array(unique_id, np.int64).astype(np.int8)
+    if raw.size != UNIQUE_ID_BYTES:
+        raise ValueError(f"NCCL's unique id has {raw.size} bytes, expected {UNIQUE_ID_BYTES}")
+    return np.concatenate([np.array([int(as_bytes)], np.int8), raw])
+
+
+def unique_id_from_wire(buffer):
+    """The unique id in the form ``NcclCommunicator`` of this CuPy takes, from ``unique_id_to_wire``'s buffer."""
+    raw = np.asarray(buffer, np.int8)[1:]
+    return raw.tobytes() if buffer[0] else tuple(int(b) for b in raw)
+
+
 def nccl_module():
     """``cupy.cuda.nccl`` when NCCL's library loads, else None."""
     try:
@@ -123,13 +139,13 @@ class NcclCollectives:
         for known, nccl_comm in self._comms:
             if known is comm:
                 return nccl_comm
-        unique = np.zeros(UNIQUE_ID_BYTES, np.int8)
+        unique = np.zeros(UNIQUE_ID_BYTES + 1, np.int8)
         if comm.Get_rank() == 0:
-            unique[:] = np.array(self.nccl.get_unique_id(), dtype=np.int64).astype(np.int8)
+            unique[:] = unique_id_to_wire(self.nccl.get_unique_id())
         yield [comm.Ibcast(unique, root=0)]
         with self.cuda_device:
             try:
-                nccl_comm = self.nccl.NcclCommunicator(comm.Get_size(), tuple(int(b) for b in unique), comm.Get_rank())
+                nccl_comm = self.nccl.NcclCommunicator(comm.Get_size(), unique_id_from_wire(unique), comm.Get_rank())
             except Exception as e:
                 raise RuntimeError(f"NCCL could not join rank {comm.Get_rank()} of {comm.Get_size()} on CUDA device "
                                    f"{self.cuda_device.id}: {e}. Each rank needs its own GPU (set "

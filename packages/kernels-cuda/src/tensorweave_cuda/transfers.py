@@ -1,9 +1,10 @@
 """Host<->device copies for cross-device edges (the core's Recv calls ``to_host``/``from_host`` of the devices).
 
-Copies run on a copy stream of their own through pinned host buffers, so they overlap the compute stream's
-kernels. Events order them: a device-to-host copy waits (on the GPU) for the compute work queued before it and
-the host waits only for the copy; a host-to-device copy is queued and the compute stream waits for its event,
-so the host does not block at all. A pinned staging buffer is kept until its copy's event has completed.
+Copies run on a copy stream of their own through pinned host buffers, so the host does not wait for the compute
+stream's kernels. Events order them: a device-to-host copy waits (on the GPU) for the compute work queued before
+it and the host waits only for the copy; a host-to-device copy waits (on the GPU) for the compute work queued
+before it, since CuPy's pool may hand it memory that queued work still reads or writes, and the compute stream
+waits for the copy. A pinned staging buffer is kept until its copy's event has completed.
 """
 
 import collections
@@ -48,6 +49,9 @@ class HostTransfers:
             pinned = self._empty_pinned(host.shape, host.dtype)
             np.copyto(pinned, host)
             out = self._cupy.empty(host.shape, host.dtype)
+            # The pool orders reuse on the compute stream only: ``out`` may be memory that work still queued
+            # there uses, so the copy starts after that work.
+            self.stream.wait_event(self._compute.record())
             out.set(pinned, stream=self.stream)
             copied = self.stream.record()
             self._compute.wait_event(copied)
