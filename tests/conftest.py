@@ -1,10 +1,36 @@
-"""Shared fixtures: every test starts with a fresh default graph."""
+"""Shared fixtures: every test starts with a fresh default graph; a ``cpu_only`` test runs without the GPU."""
 
 import os
 
 import pytest
 
 import tensorweave as tf
+from tensorweave import plugins
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cpu_only: the test checks a CPU mechanism (fusion, memory planning, "
+                                       "placement among CPU devices); where a GPU is the default device it runs with "
+                                       "the GPU plugin disabled")
+
+
+def _gpu_plugin_names():
+    return [info.name for info in plugins.list_plugins() if "GPU" in info.devices]
+
+
+@pytest.fixture(autouse=True)
+def cpu_only_when_marked(request, monkeypatch):
+    """Tests marked ``cpu_only`` see the plugins without the GPU's (every other test runs where the placer puts
+    it, on the GPU when there is one)."""
+    gpu_plugins = _gpu_plugin_names() if request.node.get_closest_marker("cpu_only") else []
+    if not gpu_plugins:
+        yield
+        return
+    monkeypatch.setenv("TENSORWEAVE_DISABLE_PLUGINS", ",".join(gpu_plugins))
+    plugins.reload()
+    yield
+    monkeypatch.delenv("TENSORWEAVE_DISABLE_PLUGINS")
+    plugins.reload()
 
 
 @pytest.fixture(autouse=True)

@@ -140,3 +140,40 @@ def test_an_unsorted_segment_id_is_refused_with_the_cpu_message(stand_in):
         with pytest.raises(tf.errors.InvalidArgumentError, match="segment ids must be non-negative and sorted"):
             s.run(seg, {ids: [1, 0, 1]})
     assert "SegmentSum" in stand_in.devices[0].bound
+
+
+def test_loop_and_cond_predicates_are_read_through_the_device(stand_in):
+    """A Switch reads its predicate on the host through the device's ``to_host``: on a GPU the predicate's kernel
+    runs on the device's stream, and reading its memory directly raced it (found on an H200: loops ran the wrong
+    number of iterations and their Exits came out dead)."""
+    n = tf.placeholder(tf.int32, [])
+    with tf.device(ON_STAND_IN):
+        _, total = tf.while_loop(lambda i, t: tf.less(i, n), lambda i, t: (i + 1, t + i), [0, 0])
+        picked = tf.cond(total > 5, lambda: total * 2, lambda: total - 1)
+    with tf.Session(config=_config()) as s:
+        device = stand_in.devices[0]
+        before = device.copies_out
+        assert s.run(picked, {n: 4}) == 12  # 0+1+2+3 = 6 > 5
+        # 5 loop predicates (4 true, 1 false) for each of the two loop variables' Switches, the cond's predicate
+        # for each of its Switches, and the fetched result.
+        assert device.copies_out - before >= 2 * 5 + 1 + 1
+        assert s.run(picked, {n: 2}) == 0
+
+
+def test_new_state_goes_where_its_colocated_partners_in_the_whole_graph_have_kernels(stand_in, capfd):
+    """The first run places only the variable, but a queue colocated with it (as SyncReplicasOptimizer's token
+    queue is with global_step) has no GPU kernel: the variable goes to the CPU, as TF's whole-graph placer puts
+    it, instead of to the GPU where a later run could not follow (found on an H200)."""
+    step = tf.Variable(0, name="global_step")
+    with tf.colocate_with(step):
+        tokens = tf.FIFOQueue(2, tf.int32, name="tokens")
+        put = tokens.enqueue(step.read_value() + 5)
+    weights = tf.Variable(np.ones(3, np.float32), name="weights")
+    with tf.Session(config=_config(log=True)) as s:
+        s.run(tf.global_variables_initializer())
+        s.run(put)
+        assert s.run(tokens.dequeue()) == 5
+        assert s.run(weights * 2.0).tolist() == [2.0, 2.0, 2.0]
+    where = _placements(capfd.readouterr().err)
+    assert where["global_step"] == where["tokens"] == "CPU:0"
+    assert where["weights"] == f"{STAND_IN}:0"

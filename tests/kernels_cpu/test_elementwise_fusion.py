@@ -10,7 +10,8 @@ import pytest
 import tensorweave as tf
 from tensorweave.framework.graph_io import GraphDef
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN and inf inputs warn alike fused or not
+# NaN and inf inputs warn alike fused or not
+pytestmark = [pytest.mark.cpu_only, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
 UNFUSED = tf.OptimizerOptions(do_elementwise_fusion=False, do_memory_planning=False)
 

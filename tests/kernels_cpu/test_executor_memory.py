@@ -10,6 +10,8 @@ import tensorweave as tf
 from tensorweave.runtime.plan_graph import PlanGraph, PlanNode
 from tensorweave.runtime.schedule import memory_order
 
+pytestmark = pytest.mark.cpu_only
+
 N = 1 << 20  # float32 elements: 4 MiB per tensor
 MIB4 = 4 * N
 

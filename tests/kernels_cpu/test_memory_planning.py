@@ -11,6 +11,8 @@ import pytest
 import tensorweave as tf
 from tensorweave.runtime import memory_plan
 
+pytestmark = pytest.mark.cpu_only
+
 PLANNED = tf.ConfigProto()
 UNPLANNED = tf.ConfigProto(graph_options=tf.GraphOptions(
     optimizer_options=tf.OptimizerOptions(do_memory_planning=False)))

@@ -9,6 +9,8 @@ import pytest
 import tensorweave as tf
 from tensorweave.runtime import memory_plan
 
+pytestmark = pytest.mark.cpu_only
+
 UNPLANNED_OPTIONS = tf.OptimizerOptions(do_memory_planning=False)
 WIDTH = 256  # rows of 256 float32: over memory_plan.SMALL_BYTES from 4 rows on
 

@@ -7,6 +7,8 @@ import pytest
 import tensorweave as tf
 from tensorweave.runtime import placement_sim
 
+pytestmark = pytest.mark.cpu_only
+
 CPU = "/job:localhost/replica:0/task:0/device:CPU:"
 
 

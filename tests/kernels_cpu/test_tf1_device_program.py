@@ -4,6 +4,9 @@ runs with only its import lines changed, on two CPU devices."""
 import json
 
 import numpy as np
+import pytest
+
+pytestmark = pytest.mark.cpu_only
 
 PROGRAM = '''
 import numpy as np

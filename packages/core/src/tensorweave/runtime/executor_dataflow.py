@@ -289,11 +289,14 @@ class _Run(FrameState):
                     out = item.compute(*inputs)
                 outputs = [out] if item.single else (list(out) if item.num_outputs else [])
             elif role == "switch":
-                if np.ndim(inputs[1]) != 0:
+                # The predicate is read on the host (TF keeps it in host memory): through the device, so a GPU's
+                # value is read after the kernel that computes it, not from its stream's memory too early.
+                predicate = self.ex.device.to_host(inputs[1])
+                if np.ndim(predicate) != 0:
                     raise errors.InvalidArgumentError(None, None, (
                         f"the predicate of a Switch (tf.cond) must be a scalar bool, but it has shape "
-                        f"{list(np.shape(inputs[1]))}; reduce it with tf.reduce_any or tf.reduce_all"))
-                outputs = [DEAD, inputs[0]] if bool(inputs[1]) else [inputs[0], DEAD]
+                        f"{list(np.shape(predicate))}; reduce it with tf.reduce_any or tf.reduce_all"))
+                outputs = [DEAD, inputs[0]] if bool(predicate) else [inputs[0], DEAD]
             elif role == "merge" or role in _FORWARDING:
                 outputs = inputs
             elif role == "arg":

@@ -14,6 +14,7 @@ from tensorweave import dtypes, errors
 from tensorweave.framework.device_spec import DeviceSpec
 from tensorweave.runtime.kernels import find_kernel_def, no_kernel_error
 from tensorweave.runtime.placement_sim import simulate_placement
+from tensorweave.runtime.plan_graph import PlanNode
 
 _ANYWHERE = ("arg", "retval", "switch", "merge", "enter", "exit", "next_iteration", "loop_cond")
 
@@ -79,12 +80,13 @@ def place(graph, device_mgr, registries, config=None, sticky=None, cost_model=No
     soft = bool(config and config.allow_soft_placement)
     host = device_mgr.host_device()
     groups = colocation_groups(graph)
+    partners = _GraphPartners(sticky) if len({d.device_type for d in device_mgr.devices}) > 1 else None
     decided, open_groups = {}, {}
     for index, group in enumerate(groups):
         if all(n.op_type in ("_Arg", "_Retval") for n in group):
             decided[index] = host
             continue
-        candidates = _candidates(group, device_mgr, registries, soft)
+        candidates = _candidates(group, device_mgr, registries, soft, partners.of(group) if partners else ())
         previous = [sticky[n.name] for n in group if n.name in sticky]
         chosen = next((d for d in candidates if d.name in previous), None)
         if chosen is None and previous:
@@ -132,8 +134,60 @@ def log_transfers(parts, device_mgr):
                   file=sys.stderr)
 
 
-def _candidates(group, device_mgr, registries, soft):
-    """The devices of the preferred type that satisfy the group's requests and have its kernels."""
+class _GraphPartners:
+    """Ops of the user's graph outside this run that will share a device with state placed for the first time.
+
+    TF places the whole graph at once, so a variable lands where every op colocated with it has a kernel. A plan
+    here holds only what one run needs, and state stays where its first run put it: a queue colocated with
+    ``global_step`` (SyncReplicasOptimizer's token queue) would find it, in a later run, on a GPU where the queue
+    has no kernel. So a group holding new state also weighs its partners in the whole graph: ops colocated with
+    it (transitively) and ops that use its resources."""
+
+    def __init__(self, sticky):
+        self._sticky = sticky
+        self._indexes = {}
+
+    def of(self, group):
+        fresh = [n.source for n in group if n.is_stateful and n.name not in self._sticky and n.source is not None]
+        if not fresh:
+            return ()
+        by_location, users = self._index(fresh[0].graph)
+        in_group = {n.name for n in group}
+        found, pending = {}, list(fresh)
+        while pending:
+            op = pending.pop()
+            for other in [*(o for loc in op.colocation_groups() for o in by_location.get(loc, ())),
+                          *by_location.get(f"loc:@{op.name}", ()), *users.get(op.name, ())]:
+                if other.name not in found and other.name not in in_group:
+                    found[other.name] = other
+                    pending.append(other)
+        return [_kernel_probe(op) for op in found.values()]
+
+    def _index(self, graph):
+        """{colocation name: ops in that group}, {op name: ops using its resource outputs}, for one graph."""
+        index = self._indexes.get(id(graph))
+        if index is None:
+            by_location, users = {}, {}
+            for op in graph.get_operations():
+                for loc in op.colocation_groups():
+                    by_location.setdefault(loc, []).append(op)
+                if op.op_def.executor_role not in _ANYWHERE:
+                    for t in op.inputs:
+                        if t.dtype is dtypes.resource:
+                            users.setdefault(t.op.name, []).append(op)
+            index = self._indexes[id(graph)] = (by_location, users)
+        return index
+
+
+def _kernel_probe(op):
+    """A PlanNode of ``op`` with what kernel lookup reads (type, attrs, role), for ``has_kernel``."""
+    return PlanNode(op.name, op.type, dict(op.attrs), [], [], [t.dtype for t in op.outputs], source=op,
+                    op_def=op.op_def)
+
+
+def _candidates(group, device_mgr, registries, soft, partners=()):
+    """The devices of the preferred type that satisfy the group's requests and have its kernels (and, where the
+    group holds new state, its partners' kernels too when some device type has them all)."""
     spec = DeviceSpec()
     explicit = None
     for n in group:
@@ -160,7 +214,12 @@ def _candidates(group, device_mgr, registries, soft):
             ok = type_ok[device.device_type] = all(has_kernel(registries, n, device.device_type) for n in group)
         return ok
 
-    preferred = next((d for d in devices if runs_on(d)), None)  # devices come in priority order
+    def partners_run_on(device):
+        return all(has_kernel(registries, p, device.device_type) for p in partners)
+
+    # devices come in priority order
+    preferred = next((d for d in devices if runs_on(d) and partners_run_on(d)), None) if partners else None
+    preferred = preferred or next((d for d in devices if runs_on(d)), None)
     if preferred is not None:
         return [d for d in devices if d.device_type == preferred.device_type]
     everywhere = [d for d in device_mgr.matching(DeviceSpec(spec.job, spec.replica, spec.task)) if runs_on(d)]
