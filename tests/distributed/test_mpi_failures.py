@@ -20,13 +20,13 @@ def _fail(mode, module=True, env=None):
     return proc.stdout + proc.stderr
 
 
-def test_a_killed_rank_takes_the_job_down():
+def test_a_killed_rank_takes_the_job_down(mpi_path):
     output = _fail("kill")
     assert "signal 9" in output or "Killed" in output, output
 
 
 @pytest.mark.parametrize("mode", ["stop", "stop-mid"], ids=["between steps", "during a transfer"])
-def test_a_frozen_rank_is_found_by_heartbeats_and_named(mode):
+def test_a_frozen_rank_is_found_by_heartbeats_and_named(mode, mpi_path):
     output = _fail(mode)
     for survivor in (0, 2):
         assert f"rank {survivor} stopped at step 20" in output, output
@@ -40,7 +40,7 @@ def test_an_exception_on_one_rank_aborts_the_others_naming_it(module):
     assert "AbortedError: rank 1 failed and aborted the job" in output, output
 
 
-def test_a_collective_one_rank_skips_ends_the_job_on_every_rank_naming_it_and_the_missing_rank():
+def test_a_collective_one_rank_skips_ends_the_job_on_every_rank_naming_it_and_the_missing_rank(mpi_path):
     output = _fail("skip", env=STALL)
     # rank 0 warned first, naming who submitted what ...
     assert re.search(r"'metric': ranks 0, 2 submitted it [\d.]+ s ago; rank 1 has not", output), output

@@ -112,7 +112,7 @@ class StallCheck:
         entry = next(e for e in stalled if e[0] == name)
         _, waited, have, missing = entry
         states = "; ".join(f"{self.world.describe(r)} has been idle for {self.activity.idle_for(r, now):.1f} s "
-                           f"({self._state(r, stalled, now, idle=False)})" for r in missing)
+                           f"({self._where(r, stalled)})" for r in missing)
         others = [f"{n!r} ({self._ranks(h)} submitted it; {self._ranks(m)} ha{'ve' if len(m) > 1 else 's'} not)"
                   for n, _, h, m in stalled if n != name]
         timeout = self.settings.stall_timeout
@@ -124,14 +124,18 @@ class StallCheck:
                   f"{self._ranks(missing)} {'are' if len(missing) > 1 else 'is'} legitimately slow, raise it with "
                   f"init(stall_timeout=...) or TENSORWEAVE_STALL_TIMEOUT (0 turns the check off).")
 
-    def _state(self, rank, stalled, now, idle=True):
+    def _state(self, rank, stalled, now):
         """What a missing rank is doing: busy, or idle and where it waits."""
         if self.activity.busy(rank):
             return f"busy ({self.activity.fraction[rank]:.0%} of a core)"
+        return f"idle for {self.activity.idle_for(rank, now):.1f} s, {self._where(rank, stalled)}"
+
+    def _where(self, rank, stalled):
         waits = [(name, missing) for name, _, have, missing in stalled if rank in have]
-        where = ("waiting in " + ", ".join(f"{n!r}, which {self._ranks(m)} ha{'ve' if len(m) > 1 else 's'} not "
-                                           f"submitted" for n, m in waits)) if waits else "in no collective"
-        return f"idle for {self.activity.idle_for(rank, now):.1f} s, {where}" if idle else where
+        if not waits:
+            return "in no collective"
+        return "waiting in " + ", ".join(f"{n!r}, which {self._ranks(m)} ha{'ve' if len(m) > 1 else 's'} not "
+                                         f"submitted" for n, m in waits)
 
     def _ranks(self, ranks):
         if any(r in self.world.task_names for r in ranks):
