@@ -1,7 +1,10 @@
-"""Launching real MPI jobs from pytest: the venv's mpiexec, this interpreter, ``-m mpi4py``, a timeout, and
-the world size each job asserts (a wrong launcher silently runs N copies of rank 0)."""
+"""Launching real MPI jobs from pytest: the venv's mpiexec, this interpreter, ``-m mpi4py``, a timeout, the
+world size each job asserts (a wrong launcher silently runs N copies of rank 0), and a job that succeeds saying
+nothing from MPI itself (such as UCX's warnings about messages still in flight at MPI_Finalize, which UCX
+writes to stdout)."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -12,6 +15,13 @@ import pytest
 MPIEXEC = Path(sys.executable).parent / "mpiexec"
 SCRIPTS = Path(__file__).parent / "scripts"
 EXAMPLES = Path(__file__).parents[2] / "examples"
+NETWORK_PATH = {"MPIR_CVAR_NOLOCAL": "1"}  # MPICH sends between ranks of one host as between hosts
+MPI_NOISE = re.compile(r"UCX +(WARN|ERROR)|was not matched|Fatal error in|MPIDI?_|MPIR_\w+\(|Assertion failed")
+
+
+def mpi_noise(proc):
+    """The lines of a job's output that MPI or UCX wrote (warnings, errors), joined; "" when there are none."""
+    return "\n".join(line for line in (proc.stdout + proc.stderr).splitlines() if MPI_NOISE.search(line))
 
 
 def run_mpi(script, ranks, *args, timeout=120, env=None, launcher=(), module=True, expect_ok=True, world_marker=None):
@@ -31,6 +41,8 @@ def run_mpi(script, ranks, *args, timeout=120, env=None, launcher=(), module=Tru
         markers = [world_marker] if world_marker else [f"world size {ranks} ok on rank {r}" for r in range(ranks)]
         for marker in markers:
             assert marker in proc.stdout, f"the job did not report the world size it was launched with:\n{proc.stdout}"
+        noise = mpi_noise(proc)
+        assert not noise, f"the job succeeded, but MPI complained:\n{noise}\n\n{proc.stdout}\n{proc.stderr}"
     return proc
 
 

@@ -121,10 +121,11 @@ def test_a_job_that_always_fails_uses_up_its_restarts():
     assert "rank 0 done" not in output
 
 
-def test_a_killed_rank_restarts_the_job_once():
+def test_a_killed_rank_restarts_the_job_once(mpi_path):
     status, output = tensorweave_run("-n", 2, "--restarts", 3, "--restart-delay", 0.1, "--", "python",
                                      SCRIPTS / "launcher_job.py", "kill-first")
     assert status == 0, output
+    assert "was not matched" not in output, output  # the attempt that succeeded ended tidily
     assert "attempt 1 of 4 failed: exit status 9 (a rank was killed by signal 9 (SIGKILL), or exited with 9); " \
            "restarting the job in 0.1 s (3 restarts left, TENSORWEAVE_RESTART=1)" in output, output
     assert "the job finished on attempt 2 of 4 (1 restart)" in output, output

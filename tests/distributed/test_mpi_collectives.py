@@ -16,13 +16,13 @@ def test_collectives_match_numpy_on_every_rank(ranks):
 
 
 @pytest.mark.parametrize("ranks", [2, 3])
-def test_send_recv_between_processes_in_mpi_sessions(ranks):
+def test_send_recv_between_processes_in_mpi_sessions(ranks, mpi_path):
     proc = run_mpi(SCRIPTS / "transport_job.py", ranks, env=STALL)
     for rank in range(ranks):
         assert f"transport OK on rank {rank}" in proc.stdout
 
 
-def test_jobs_of_several_tasks_and_services_between_ranks():
+def test_jobs_of_several_tasks_and_services_between_ranks(mpi_path):
     proc = run_mpi(SCRIPTS / "layout_job.py", 3, env=STALL)
     for rank in range(3):
         assert f"layout OK on rank {rank}" in proc.stdout and f"rank {rank}: services ok" in proc.stdout

@@ -7,7 +7,7 @@ import pytest
 from mpi_launch import SCRIPTS, run_mpi
 
 
-def test_ps_serves_two_async_workers():
+def test_ps_serves_two_async_workers(mpi_path):
     proc = run_mpi(SCRIPTS / "ps_server_job.py", 3, timeout=180)
     # each worker's Session.close reached the ps (TF's CloseSession), which dropped what served it
     assert "ps joined: both workers ended; sessions they closed: 2" in proc.stdout, proc.stdout
@@ -27,7 +27,7 @@ def test_sync_replicas_on_a_ps():
     assert found[0].group(3) == found[1].group(3), proc.stdout  # both workers see the same ps variables
 
 
-def test_sync_replicas_with_a_backup_worker():
+def test_sync_replicas_with_a_backup_worker(mpi_path):
     proc = run_mpi(SCRIPTS / "ps_sync_job.py", 3, 1, timeout=180)  # replicas_to_aggregate=1 of 2
     found = [re.search(rf"worker {task}: .* global step (\d+), pushes (\d+), w (\[.*?\]), sync ok", proc.stdout)
              for task in (0, 1)]

@@ -1,13 +1,20 @@
 """Control messages between ranks, and who is alive.
 
-Small pickled messages travel on their own communicator, by tag: heartbeats, goodbyes (a rank shut down
-cleanly), aborts (a rank failed and says why), step aborts (one ``Session.run`` failed somewhere), the
-collective coordinator's negotiation, and named services (``register_service``/``post``: what the
-parameter-server layer builds its RegisterGraph/RunGraph calls on). Tensors never travel here.
+Small pickled messages travel on their own communicator, by tag: heartbeats, goodbyes (a rank shuts down
+cleanly) and their acknowledgements, aborts (a rank failed, or found the job failed, and says why), step aborts
+(one ``Session.run`` failed somewhere), the collective coordinator's negotiation, and named services
+(``register_service``/``post``: what the parameter-server layer builds its RegisterGraph/RunGraph calls on).
+Tensors never travel here.
 
-Every rank sends every other one a heartbeat each ``heartbeat_interval``; a rank silent for
-``heartbeat_timeout`` is declared dead. After mpiexec signals SIGUSR1 (a process of the job failed; hydra
-does that under ``-disable-auto-cleanup``) the timeout drops to three intervals.
+Every rank sends every other one a heartbeat each ``heartbeat_interval``, carrying the CPU seconds its threads
+used outside the MPI thread (the stall check's measure of a busy rank); a rank silent for ``heartbeat_timeout``
+is declared dead. After mpiexec signals SIGUSR1 (a process of the job failed; hydra does that under
+``-disable-auto-cleanup``) the timeout drops to three intervals.
+
+A goodbye is a rank's last message to each other rank, and a rank that receives one answers with its own last
+message (an acknowledgement) unless it already said goodbye: so a leaving rank knows when nothing more can come
+from each peer, and receives everything they sent before MPI_Finalize (a message still in flight then is
+reported by MPI, and lost).
 """
 
 import logging
@@ -17,10 +24,11 @@ import time
 from mpi4py import MPI
 
 from tensorweave import errors
+from tensorweave_distributed.stall import cpu_outside_this_thread
 
 _log = logging.getLogger("tensorweave_distributed")
 
-HEARTBEAT, GOODBYE, ABORT, ABORT_STEP, NEGOTIATE, RESPOND, SERVICE = 1, 2, 3, 4, 10, 11, 20
+HEARTBEAT, GOODBYE, ABORT, ABORT_STEP, GOODBYE_ACK, NEGOTIATE, RESPOND, SERVICE = 1, 2, 3, 4, 5, 10, 11, 20
 _EAGER_BYTES = 64 * 1024  # messages up to this size are received at once; larger ones without blocking
 
 
@@ -36,7 +44,10 @@ class Control:
         self.last_seen = {r: now for r in range(self.size) if r != self.rank}
         self.left = set()  # ranks that shut down cleanly
         self.dead = set()
-        self._handlers = {GOODBYE: self._on_goodbye, ABORT: self._on_abort}
+        self.final_sent = set()  # ranks this one sent its last message (goodbye or acknowledgement)
+        self.final_received = set()  # ranks whose last message to this one arrived
+        self._handlers = {HEARTBEAT: _ignore, GOODBYE: self._on_goodbye, GOODBYE_ACK: self._on_goodbye_ack,
+                          ABORT: self._on_abort}
         self._services = {}
         self._outstanding = {r: 0 for r in self.last_seen}
         self._arriving = {}  # source -> [tag, buffer, received] in send order, while a large one is on the way
@@ -66,6 +77,13 @@ class Control:
         self._handlers[tag] = handler
 
     def send(self, rank, tag, obj=None, on_sent=None):
+        """Sends ``obj`` to ``rank``; dropped once a goodbye passed between them (nothing may follow it)."""
+        if rank in self.final_sent:
+            _log.debug("rank %d: a control message (tag %d) for rank %d, which left, was dropped", self.rank, tag,
+                       rank)
+            if on_sent is not None:
+                self.world.engine.call(on_sent)
+            return None
         data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
         request = self.comm.Isend([data, MPI.BYTE], rank, tag)
         self.world.engine.watch([request], (lambda: on_sent()) if on_sent else _noop)
@@ -73,7 +91,7 @@ class Control:
 
     def broadcast(self, tag, obj=None, on_all_sent=None):
         """Sends to every other rank still there; ``on_all_sent()`` once every send has completed."""
-        ranks = [r for r in range(self.size) if r != self.rank and r not in self.dead]
+        ranks = [r for r in range(self.size) if r != self.rank and r not in self.dead and r not in self.final_sent]
         left = [len(ranks)]
 
         def one_sent():
@@ -121,8 +139,6 @@ class Control:
             del self._arriving[source]
 
     def _dispatch(self, source, tag, buffer):
-        if tag == HEARTBEAT:
-            return
         obj = pickle.loads(buffer) if buffer else None
         if tag == SERVICE:
             name, payload = obj
@@ -142,8 +158,9 @@ class Control:
 
     def _heartbeat(self):
         now = time.monotonic()
+        cpu = cpu_outside_this_thread()
         for r, seen in self.last_seen.items():
-            if r in self.left or r in self.dead:
+            if r in self.left or r in self.dead or r in self.final_received or r in self.final_sent:
                 continue
             if now - seen > self.timeout:
                 self.dead.add(r)
@@ -152,23 +169,46 @@ class Control:
                     f"from it for {now - seen:.1f} s "
                     f"(heartbeat timeout {self.timeout:g} s). It probably died (killed, out of memory, or its host "
                     f"went down); look at its output. The job cannot continue: restart it, from the last "
-                    f"checkpoint.")))
+                    f"checkpoint.")), failed=False)
                 continue
             if self._outstanding[r] < 2:
                 self._outstanding[r] += 1
-                self.send(r, HEARTBEAT, None, on_sent=lambda r=r: self._sent_heartbeat(r))
+                self.send(r, HEARTBEAT, cpu, on_sent=lambda r=r: self._sent_heartbeat(r))
 
     def _sent_heartbeat(self, rank):
         self._outstanding[rank] -= 1
 
+    def say_goodbye(self):
+        """Sends this rank's last message to every other rank still there (it is leaving)."""
+        for r in self.last_seen:
+            if r not in self.dead and r not in self.final_sent:
+                self.send(r, GOODBYE)
+                self.final_sent.add(r)
+
+    def finished(self):
+        """Every other rank's last message to this one has arrived, or the rank is dead."""
+        return all(r in self.final_received or r in self.dead for r in self.last_seen)
+
     def _on_goodbye(self, source, _):
+        self.final_received.add(source)
         self.left.add(source)
+        if source not in self.final_sent:
+            self.send(source, GOODBYE_ACK)
+            self.final_sent.add(source)
         self.world.peer_left(source)
 
+    def _on_goodbye_ack(self, source, _):
+        self.final_received.add(source)
+
     def _on_abort(self, source, message):
-        self.world.fail(errors.AbortedError(None, None, f"{self.world.describe(source)} failed and aborted the job: {message}"),
-                        notify=False)
+        text, failed = message
+        what = "failed and aborted the job" if failed else "aborted the job"
+        self.world.fail(errors.AbortedError(None, None, f"{self.world.describe(source)} {what}: {text}"), notify=False)
 
 
 def _noop():
+    pass
+
+
+def _ignore(source, obj):
     pass

@@ -11,7 +11,7 @@ import collections
 
 from tensorweave import errors
 from tensorweave_distributed import algorithms, execute
-from tensorweave_distributed.control import NEGOTIATE, RESPOND
+from tensorweave_distributed.control import HEARTBEAT, NEGOTIATE, RESPOND
 from tensorweave_distributed.negotiation import Coordinator, plan_batches
 
 _TAG_STRIDE = 4096
@@ -76,6 +76,7 @@ class Controller:
             if self.rank == 0:
                 self.coordinator = Coordinator(world, self._respond)
                 world.control.on(NEGOTIATE, self.coordinator.announce)
+                world.control.on(HEARTBEAT, self.coordinator.stalls.on_heartbeat)  # how busy each rank is
             else:
                 world.control.on(RESPOND, self._on_response)
         world.engine.add_busy_check(lambda: self._waiting > 0)

@@ -6,6 +6,7 @@ for (``spawn``), so a dead peer can never wedge the thread that must notice it. 
 (every rank is in it) it polls densely; while other work waits on the network it polls for
 ``spin_seconds`` after the last progress, then sleeps briefly between polls; with nothing outstanding it
 sleeps until woken or the next poll. Polling yields the core now and then, since ranks may share cores.
+When it stops, it cancels the requests still posted (a peer that never answered) and runs ``on_stop``.
 """
 
 import collections
@@ -57,7 +58,7 @@ class _Task:
 
 
 class Engine:
-    def __init__(self, spin_seconds=0.002, name="tensorweave-mpi"):
+    def __init__(self, spin_seconds=0.002, name="tensorweave-mpi", on_stop=None):
         self._inbox = collections.deque()
         self._wake = threading.Event()
         self._requests = []
@@ -68,6 +69,7 @@ class Engine:
         self._spin_seconds = spin_seconds
         self.hot = 0  # collectives running now: every rank is in them, so poll densely
         self._stopping = False
+        self._on_stop = on_stop
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self.ident = None
 
@@ -121,6 +123,10 @@ class Engine:
         self._wake.set()
         if self._thread.is_alive() and not self.on_thread():
             self._thread.join(timeout)
+
+    def outstanding(self):
+        """How many requests are posted and not complete (engine thread)."""
+        return len(self._requests)
 
     @property
     def running(self):
@@ -212,3 +218,29 @@ class Engine:
                 timeout = IDLE_POLL_SECONDS
             self._wake.wait(timeout)
             self._wake.clear()
+        self._close()
+
+    def _close(self, patience=0.5):
+        """Cancels what is still posted and waits (``patience`` at most) for the cancellations to complete, so
+        MPI_Finalize finds none of our receives open; then ``on_stop``."""
+        requests = self._requests
+        for request in requests:
+            try:
+                request.Cancel()
+            except MPI.Exception:
+                pass  # complete already, or not cancellable: tested below all the same
+        deadline = time.monotonic() + patience
+        while requests and time.monotonic() < deadline:
+            done = MPI.Request.Testsome(requests)
+            if done is None:  # every one complete (and freed)
+                requests = []
+            elif done:
+                finished = set(done)
+                requests = [r for i, r in enumerate(requests) if i not in finished]
+            else:
+                time.sleep(0.001)
+        if requests:
+            _log.debug("tensorweave_distributed: %d MPI requests still open at shutdown", len(requests))
+        self._requests, self._groups = [], []
+        if self._on_stop is not None:
+            self._guard(self._on_stop)

@@ -10,24 +10,21 @@ consecutive ready all-reduces with the same dtype, op and options are fused into
 fusion threshold, and so are broadcasts from the same root. ``auto`` all-reduces get their algorithm
 here, from the fused size, so every rank uses the same one.
 
-A name some ranks submitted and others did not, for ``stall_warning`` seconds, gets a warning that names
-the missing ranks; after ``stall_timeout`` (if set) the job fails with AbortedError.
+A name some ranks submitted and others did not is a stall: ``stall.StallCheck`` warns about it, and fails
+the job once its missing ranks have been idle for ``stall_timeout``.
 """
 
 import collections
 import functools
-import logging
 import math
 import time
 
 import numpy as np
 
-from tensorweave import errors
 from tensorweave_distributed.algorithms import split_bounds
 from tensorweave_distributed.execute import Batch
 from tensorweave_distributed.reduction import wire_dtype
-
-_log = logging.getLogger("tensorweave_distributed")
+from tensorweave_distributed.stall import StallCheck
 
 _FIELDS = ("kind", "tensors", "op", "root rank", "algorithm", "compression")
 
@@ -137,15 +134,16 @@ def plan_batches(ready, settings):
 
 
 class Coordinator:
-    def __init__(self, world, respond):
+    def __init__(self, world, respond, clock=time.monotonic):
         self.world = world
         self.size = world.size
         self.settings = world.settings
         self._respond = respond
         self._pending = {}
-        self._since = {}
+        self._since = {}  # name -> when its oldest unmatched submission arrived
         self._departure = None
-        world.engine.add_periodic(1.0, self._check_stalls)
+        self.stalls = StallCheck(world, self.waiting, clock)
+        world.engine.add_periodic(self.stalls.period, self.stalls.check)
 
     def peer_left(self, rank, error):
         """A rank shut down: what it has not submitted never will be, so every pending collective fails."""
@@ -162,16 +160,16 @@ class Coordinator:
             self._respond([Batch("departed", [name], error=self._departure) for name, _ in descriptors])
             return
         ready = []
-        now = time.monotonic()
+        now = self.stalls.clock()
         for name, descriptor in descriptors:
             queues = self._pending.get(name)
             if queues is None:
                 queues = self._pending[name] = [collections.deque() for _ in range(self.size)]
-                self._since[name] = [now, False]
+                self._since[name] = now
             queues[source].append(descriptor)
             while all(queues):
                 ready.append((name, [q.popleft() for q in queues]))
-                self._since[name] = [now, False]
+                self._since[name] = now
             if not any(queues):
                 del self._pending[name]
                 del self._since[name]
@@ -182,21 +180,10 @@ class Coordinator:
         """{name: ranks that submitted it} for collectives not every rank has submitted yet."""
         return {name: [r for r, q in enumerate(queues) if q] for name, queues in self._pending.items()}
 
-    def _check_stalls(self):
-        now = time.monotonic()
-        for name, entry in list(self._since.items()):
-            waited = now - entry[0]
-            if waited < self.settings.stall_warning:
-                continue
-            queues = self._pending[name]
+    def waiting(self, now):
+        """[(name, seconds waited, ranks that submitted it, ranks that have not)], longest wait first."""
+        entries = []
+        for name, queues in self._pending.items():
             have = [r for r, q in enumerate(queues) if q]
-            missing = [r for r, q in enumerate(queues) if not q]
-            message = (f"collective {name!r} has waited {waited:.0f} s: ranks {have} submitted it, ranks {missing} "
-                       f"have not. One rank is slower, runs a different graph, or skipped a step")
-            if self.settings.stall_timeout and waited >= self.settings.stall_timeout:
-                self.world.fail(errors.AbortedError(None, None, message + f" (stall timeout "
-                                                                          f"{self.settings.stall_timeout:g} s)."))
-                return
-            if not entry[1]:
-                entry[1] = True
-                _log.warning("tensorweave_distributed: %s.", message)
+            entries.append((name, now - self._since[name], have, [r for r in range(self.size) if not queues[r]]))
+        return sorted(entries, key=lambda entry: -entry[1])

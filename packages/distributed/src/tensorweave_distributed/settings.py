@@ -28,7 +28,9 @@ class Settings:
     - ``heartbeat_interval``/``heartbeat_timeout``: every rank tells every other one it is alive; a rank not
       heard from for ``heartbeat_timeout`` is declared dead and every wait on it fails (UnavailableError).
     - ``stall_warning``/``stall_timeout``: a collective some ranks submitted and others did not gets a warning
-      naming the missing ranks, and (if ``stall_timeout`` > 0) fails the job with AbortedError.
+      (every ``stall_warning`` s) naming them and what the missing ranks do; once its missing ranks have all been
+      idle for ``stall_timeout`` s, the job fails with AbortedError naming it and them (``stall.py``). A busy
+      rank is waited for. 0 or less turns either off.
     - ``algorithm``: the all-reduce algorithm when an op does not name one (``auto`` picks by size:
       recursive doubling below ``small_bytes``, the ring from ``large_bytes`` up, MPI's own in between).
     - ``fusion_threshold``: the most bytes one fused all-reduce or broadcast carries (0: no fusion).
@@ -40,7 +42,7 @@ class Settings:
     heartbeat_interval: float = 1.0
     heartbeat_timeout: float = 60.0
     stall_warning: float = 60.0
-    stall_timeout: float = 0.0
+    stall_timeout: float = 300.0
     algorithm: str = "auto"
     fusion_threshold: int = 64 * 1024 * 1024
     small_bytes: int = 32 * 1024

@@ -9,9 +9,14 @@ Sends never block, so two ranks sending to each other at once cannot deadlock.
 
 A failed step is aborted on every rank (its waiting Recvs fail with the reason, later values for it are
 dropped); a dead or departed peer fails the Recvs that wait on it.
+
+A leaving rank's last header to each peer is a fin; a peer that gets one answers with its own fin (its last header
+to the leaving rank) unless it sent one already, and sends it nothing more. The leaving rank receives until every
+peer's fin has arrived, so no value is still on its way when it finalizes.
 """
 
 import collections
+import logging
 import pickle
 
 import numpy as np
@@ -22,6 +27,7 @@ from tensorweave_distributed.control import ABORT_STEP
 
 HEADER, PAYLOAD = 1, 2
 INLINE_BYTES = 4096
+_log = logging.getLogger("tensorweave_distributed")
 _FIN = "fin"  # the last header a rank sends: nothing more comes from it
 _REMEMBERED_ABORTS = 4096
 
@@ -78,6 +84,7 @@ class Transport:
         self.bytes_sent = 0
         self.sending = 0
         self.departed = set()
+        self.fin_sent, self.fin_received = set(), set()
         self._table = {}
         self._waiters = 0
         self._aborted = collections.OrderedDict()
@@ -105,6 +112,10 @@ class Transport:
 
     # ---- engine thread ----------------------------------------------------------------------------
     def _send(self, dest, step, key, meta, payload):
+        if dest in self.fin_sent:  # it left: nothing may follow the fin
+            _log.debug("rank %d: the value of %s for step %s was not sent: rank %d has left", self.rank, key, step,
+                       dest)
+            return
         size = 0 if payload is None else len(payload)
         inline = payload is not None and size <= INLINE_BYTES
         header = pickle.dumps((step, key, meta, bytes(payload) if inline else size if payload is not None else None),
@@ -120,9 +131,20 @@ class Transport:
         self.sending -= 1
 
     def say_goodbye(self):
-        """Tells every other rank, behind everything this rank sent it, that nothing more will come."""
+        """Tells every other rank still there, behind everything this rank sent it, that nothing more will come."""
+        for r in range(self.world.size):
+            if r != self.rank and r not in self.world.control.dead and r not in self.fin_sent:
+                self._send_fin(r)
+
+    def _send_fin(self, rank):
+        self.fin_sent.add(rank)
         header = pickle.dumps(_FIN)
-        return [self.comm.Isend([header, MPI.BYTE], r, HEADER) for r in range(self.world.size) if r != self.rank]
+        self.world.engine.watch([self.comm.Isend([header, MPI.BYTE], rank, HEADER)], lambda: header)
+
+    def finished(self):
+        """Every other rank's fin has arrived, or the rank is dead."""
+        dead = self.world.control.dead
+        return all(r in self.fin_received or r in dead for r in range(self.world.size) if r != self.rank)
 
     def _poll(self):
         worked = False
@@ -137,6 +159,9 @@ class Transport:
             message.Recv([header, MPI.BYTE])
             decoded = pickle.loads(header)
             if decoded == _FIN:
+                self.fin_received.add(source)
+                if source not in self.fin_sent:
+                    self._send_fin(source)
                 self._peer_left(source)
                 continue
             step, key, meta, data = decoded

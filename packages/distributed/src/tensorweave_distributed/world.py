@@ -8,6 +8,11 @@ When a peer fails, every pending and later operation fails with the error that n
 ends with a non-zero status when it exits (MPI_Abort, so mpiexec takes the whole job down instead of
 waiting in MPI_Finalize for a rank that is gone). An uncaught exception in a rank launched without
 ``-m mpi4py`` tells the others why before the process aborts.
+
+A clean shutdown (``shutdown()``, or the process exiting) leaves nothing in flight for MPI_Finalize: the rank
+finishes its collectives and sends, says goodbye on the control and Send/Recv communicators, receives until
+every other rank's last message on both has arrived (their answer to the goodbye, or their own), then cancels
+whatever is still posted and drops unreceived messages (a peer that never answered within the timeout).
 """
 
 import atexit
@@ -57,7 +62,7 @@ class World:
         self.task_names = {}  # rank -> "/job:ps/task:0", once a tf.train.Server names this world's tasks
         self._failure_listeners = []
         self._left_listeners = []
-        self.engine = Engine(settings.spin_seconds)
+        self.engine = Engine(settings.spin_seconds, on_stop=self._close)
         self.control = Control(self)
         self.transport = Transport(self)
         self.collectives = Controller(self)
@@ -78,8 +83,10 @@ class World:
     def on_peer_left(self, listener):
         self._left_listeners.append(listener)
 
-    def fail(self, error, notify=True):
-        """The job cannot go on: every pending and later operation fails with ``error`` (first one wins)."""
+    def fail(self, error, notify=True, failed=True):
+        """The job cannot go on: every pending and later operation fails with ``error`` (first one wins).
+        ``notify``: tell the other ranks, as having ``failed`` itself or as having found the job's failure (a dead
+        peer, a stall)."""
         if self.failure is not None:
             return
         self.failure = error
@@ -87,7 +94,7 @@ class World:
         sys.stderr.flush()
         if notify and self.size > 1:
             from tensorweave_distributed.control import ABORT
-            self.engine.call(self.control.broadcast, ABORT, f"{type(error).__name__}: {error}")
+            self.engine.call(self.control.broadcast, ABORT, (f"{type(error).__name__}: {error}", failed))
         for listener in list(self._failure_listeners):
             self.engine.call(listener, error)
 
@@ -102,31 +109,45 @@ class World:
 
     # ---- shutdown -----------------------------------------------------------------------------------
     def shutdown(self, timeout=5.0):
-        """Waits (up to ``timeout``) for this rank's collectives and sends to finish, tells the other ranks it
-        is leaving, and stops the MPI thread (idempotent)."""
+        """Waits (up to ``timeout``) for this rank's collectives and sends to finish, says goodbye, receives
+        until every other rank's last message has arrived, and stops the MPI thread (idempotent)."""
         if not self.engine.running:
             return
         if self.failure is None and self.size > 1:
-            from tensorweave_distributed.control import GOODBYE
             deadline = time.monotonic() + timeout
             try:
                 while time.monotonic() < deadline and self.engine.call_and_wait(self._busy, timeout=timeout):
                     time.sleep(0.005)
-                fin_sent, goodbye_sent = threading.Event(), threading.Event()
-
-                def goodbye():
-                    self.engine.watch(self.transport.say_goodbye(), fin_sent.set)
-                    self.control.broadcast(GOODBYE, on_all_sent=goodbye_sent.set)
-
-                self.engine.call(goodbye)
-                fin_sent.wait(max(0.1, deadline - time.monotonic()))
-                goodbye_sent.wait(max(0.1, deadline - time.monotonic()))
+                self.engine.call(self._say_goodbye)
+                while time.monotonic() < deadline and not self.engine.call_and_wait(self._drained, timeout=timeout):
+                    time.sleep(0.002)
             except TimeoutError:
                 pass
         self.engine.stop(timeout)
 
     def _busy(self):
         return not self.collectives.idle() or self.transport.sending > 0
+
+    def _say_goodbye(self):
+        self.transport.say_goodbye()
+        self.control.say_goodbye()
+
+    def _drained(self):
+        """Nothing more can arrive, and nothing this rank posted is still open."""
+        return self.control.finished() and self.transport.finished() and not self.engine.outstanding()
+
+    def _close(self):
+        """The MPI thread's last act: receive and drop what arrived unasked (the job is over for this rank)."""
+        from mpi4py import MPI
+        status = MPI.Status()
+        for name, comm in (("control", self.ctrl), ("collective", self.coll), ("send/recv", self.p2p)):
+            for _ in range(10_000):
+                message = comm.Improbe(MPI.ANY_SOURCE, MPI.ANY_TAG, status)
+                if message is None:
+                    break
+                message.Recv([bytearray(status.Get_count(MPI.BYTE)), MPI.BYTE])
+                _log.debug("rank %d: dropped a %s message (tag %d) from rank %d at shutdown", self.rank, name,
+                           status.Get_tag(), status.Get_source())
 
 
 def init(comm=None, **settings):
