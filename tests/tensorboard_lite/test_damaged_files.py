@@ -12,10 +12,10 @@ import tracemalloc
 
 import pytest
 
-from tensorweave_board import protos
+from tensorweave_board import FileWriter, protos
 from tensorweave_board.event_reader import EventFileLoader
 from tensorweave_board.record_io import DataLossWarning, RecordReader, frame, masked_crc, read_record_at
-from tensorweave_board.server.api import Api
+from tensorweave_board.server.api import Api, NotFound
 from tensorweave_board.server.logdir import Logdir
 
 
@@ -108,6 +108,31 @@ def test_a_payload_read_on_demand_never_allocates_a_claimed_length(tmp_path, cla
     assert read_record_at(path, 0) == b"x" * 10
     with _allocating_at_most(16), pytest.raises(ValueError, match="at byte 26 "):
         read_record_at(path, 26)
+
+
+def test_an_image_whose_file_was_replaced_is_not_found(tmp_path):
+    from tensorweave_board.images import encode_png
+    import numpy as np
+    with FileWriter(str(tmp_path / "r")) as w:
+        s = protos.Summary()
+        v = s.value.add(tag="img")
+        v.image.height, v.image.width, v.image.colorspace = 1, 1, 1
+        v.image.encoded_image_string = encode_png(np.zeros((1, 1, 1), np.uint8))
+        w.add_summary(s, 0)
+    logdir = Logdir(str(tmp_path))
+    logdir.reload()
+    api = Api(logdir)
+    assert api.handle("image", {"run": "r", "tag": "img", "index": "0"})[1] == "image/png"
+    [path] = [os.path.join(tmp_path, "r", f) for f in os.listdir(tmp_path / "r")]
+    blob = logdir.runs["r"].images["img"][0]
+    with open(path, "r+b") as f:  # rewritten under the server: an impossible length where the image was
+        f.seek(blob.offset)
+        f.write(_header(1 << 62))
+    with pytest.raises(NotFound, match="no longer readable.*at byte"):
+        api.handle("image", {"run": "r", "tag": "img", "index": "0"})
+    os.remove(path)
+    with pytest.raises(NotFound, match="no longer readable"):
+        api.handle("image", {"run": "r", "tag": "img", "index": "0"})
 
 
 def test_a_file_that_cannot_be_read_is_reported_once_and_read_again_when_it_can(tmp_path, caplog):
