@@ -37,8 +37,8 @@ def number(params, name, default=None, low=None, high=None, below_high=False):
         value = float(raw)
     except ValueError:
         raise _bad(name, accepts, raw) from None
-    if not math.isfinite(value) or (low is not None and not (low <= value and (value < high if below_high
-                                                                                 else value <= high))):
+    in_range = low is None or (low <= value < high if below_high else low <= value <= high)
+    if not (math.isfinite(value) and in_range):
         raise _bad(name, accepts, raw)
     return value
 
