@@ -10,10 +10,12 @@ import os
 import struct
 import tracemalloc
 
+import numpy as np
 import pytest
 
 from tensorweave_board import FileWriter, protos
 from tensorweave_board.event_reader import EventFileLoader
+from tensorweave_board.images import encode_png
 from tensorweave_board.record_io import DataLossWarning, RecordReader, frame, masked_crc, read_record_at
 from tensorweave_board.server.api import Api, NotFound
 from tensorweave_board.server.logdir import Logdir
@@ -111,8 +113,6 @@ def test_a_payload_read_on_demand_never_allocates_a_claimed_length(tmp_path, cla
 
 
 def test_an_image_whose_file_was_replaced_is_not_found(tmp_path):
-    from tensorweave_board.images import encode_png
-    import numpy as np
     with FileWriter(str(tmp_path / "r")) as w:
         s = protos.Summary()
         v = s.value.add(tag="img")
