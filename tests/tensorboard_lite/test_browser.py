@@ -7,9 +7,12 @@ import os
 import shutil
 import sys
 
+import numpy as np
 import pytest
 
 from tensorweave_board import FileWriter, protos
+from tensorweave_board.histogram import histogram_proto
+from tensorweave_board.record_io import RecordWriter
 from tensorweave_board.server.logdir import Logdir
 from tensorweave_board.server.web import BoardServer
 
@@ -25,6 +28,7 @@ ARTIFACTS = os.path.join(ROOT, "test-artifacts", "tensorboard_lite")
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run", "--disable-sync"]
 STEPS, EPOCHS, EVERY = 90, 2, 10  # 45 steps an epoch at batch 32
+NAN, INF = float("nan"), float("inf")
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +41,7 @@ def board(tmp_path_factory):
                          "--logdir", str(logdir / "digits_mlp")])
     finally:
         sys.path.remove(os.path.join(ROOT, "examples"))
+    _write_foreign_run(logdir / "foreign")
     live = FileWriter(str(logdir / "live"))
     for step in range(3):
         live.add_summary(_scalar("progress", step), step)
@@ -60,6 +65,35 @@ def board(tmp_path_factory):
     ld.stop()
     server.shutdown()
     server.server_close()
+
+
+FOREIGN_VALUES = [1.0, 2.0, NAN, 1.5, INF, 3.0, -INF, 2.5, 2.0, 1.0]  # three marks, seven points on the line
+
+
+def _write_foreign_run(folder):
+    """A run as a foreign writer might leave it: NaN and infinite values, NaN wall times, histogram bounds."""
+    folder.mkdir()
+    with open(folder / "events.out.tfevents.1.foreign", "wb") as f:
+        writer = RecordWriter(f)
+        for step, value in enumerate(FOREIGN_VALUES):
+            summary = _scalar("foreign/value", value)
+            if step < 2:
+                histogram = summary.value.add(tag="foreign/weights", histo=histogram_proto(np.arange(20.0) + step))
+                histogram.histo.min, histogram.histo.max = NAN, NAN
+            event = protos.Event(step=step, wall_time=NAN if step in (2, 8) else 100.0 + step, summary=summary)
+            writer.write(event.SerializeToString())
+
+
+def _saturated_pixels(locator):
+    """How many pixels of a canvas are strongly coloured (a run's colour; the axes and grid are grey)."""
+    return locator.evaluate("""(c) => {
+      const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4) {
+        if (d[i + 3] > 128 && Math.abs(d[i] - d[i + 1]) + Math.abs(d[i + 1] - d[i + 2]) > 80) { n += 1; }
+      }
+      return n;
+    }""")
 
 
 def _scalar(tag, value):
@@ -94,12 +128,34 @@ def test_scalar_charts_show_each_tag_with_every_point(board):
     assert errors == []
 
 
+def test_a_chart_with_nan_and_infinite_points_draws_its_line_and_marks_them(board):
+    page, errors, _ = board
+    card = page.locator('.card[data-tag="foreign/value"][data-loaded="1"]')
+    card.wait_for(timeout=15000)
+    legend = card.locator('li[data-run="foreign"]')  # (the previous test left the relative axis on)
+    assert "10 points (8 drawn), 3 NaN/Inf, 2 without a wall time" in legend.inner_text()
+    assert card.locator("canvas").get_attribute("data-marks") == "2"  # the NaN point has no wall time
+    page.check('#x-axis input[value="step"]')
+    page.wait_for_function("document.querySelector('.card[data-tag=\"foreign/value\"] canvas').dataset.marks === '3'")
+    assert legend.get_attribute("data-total") == "10" and legend.get_attribute("data-nonfinite") == "3"
+    assert legend.inner_text().split() == ["foreign:", "10", "points,", "3", "NaN/Inf", "csv"]
+    assert _saturated_pixels(card.locator("canvas")) > 300  # the line through the seven finite points
+    card.screenshot(path=os.path.join(ARTIFACTS, "scalars-nonfinite.png"))
+    _tab(page, "histograms")
+    histogram = page.locator('#view-histograms .card[data-run="foreign"][data-loaded="1"]')
+    histogram.wait_for(timeout=15000)
+    assert histogram.get_attribute("data-count") == "2" and _saturated_pixels(histogram.locator("canvas")) > 300
+    _tab(page, "scalars")
+    assert errors == []
+
+
 def test_histograms_images_and_text_views(board):
     page, errors, _ = board
     train_points = math.ceil(STEPS / EVERY)
     _tab(page, "histograms")
-    cards = page.locator('#view-histograms .card[data-loaded="1"]')
-    page.wait_for_function("document.querySelectorAll('#view-histograms .card[data-loaded=\"1\"]').length === 4")
+    cards = page.locator('#view-histograms .card[data-loaded="1"][data-run^="digits_mlp"]')
+    page.wait_for_function("document.querySelectorAll('#view-histograms .card[data-loaded=\"1\"]"
+                           "[data-run^=\"digits_mlp\"]').length === 4")
     tags = sorted(cards.nth(i).get_attribute("data-tag") for i in range(cards.count()))
     assert tags == ["weights/hidden/bias", "weights/hidden/kernel", "weights/logits/bias", "weights/logits/kernel"]
     assert {cards.nth(i).get_attribute("data-count") for i in range(4)} == {str(train_points)}

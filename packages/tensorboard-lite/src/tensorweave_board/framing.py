@@ -25,6 +25,12 @@ _MASK_DELTA = 0xA282EAD8
 BATCH = 32  # records of one length checked vectorized from this many on (fewer: one crc32c call each)
 LENGTH_CHECK = "the length's checksum does not match"
 DATA_CHECK = "the data's checksum does not match"
+MAX_LENGTH = (1 << 31) - 1  # protobuf neither writes nor reads a message of 2 GiB or more, so no Event is longer
+
+
+def too_long(length):
+    """Why a record of ``length`` bytes cannot be an event (its length field is damaged)."""
+    return f"its length field says {length:,} bytes; no event is 2 GiB or longer"
 
 
 def _masked(crc):
@@ -174,7 +180,8 @@ class _Lookout:
 def frame_block(buf, base, limit=float("inf"), verify=True):
     """The complete records at the start of ``buf`` (at most ``limit``), as a Block, with the state after
     them: ('ok' | 'incomplete' | 'corrupt', bytes the incomplete record needs, (position, why) of a
-    failed check)."""
+    failed check). A record running past ``buf`` that claims more than ``MAX_LENGTH`` bytes is corrupt:
+    waiting for it, or reading it whole, could never end well."""
     block = Block(buf, base)
     pos, end, ordinal, failure, state, need = 0, len(buf), 0, None, "ok", 0
     unpack_header, unpack_footer, crc = _HEADER.unpack_from, _FOOTER.unpack_from, crc32c.crc32c
@@ -192,6 +199,9 @@ def frame_block(buf, base, limit=float("inf"), verify=True):
                 break
         stop = pos + 12 + length
         if stop + 4 > end:
+            if length > MAX_LENGTH:
+                failure = (ordinal, pos, too_long(length))
+                break
             state, need = "incomplete", stop + 4 - pos
             break
         if verify:

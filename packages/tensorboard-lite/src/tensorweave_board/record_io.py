@@ -15,7 +15,7 @@ import warnings
 
 import crc32c
 
-from tensorweave_board.framing import Block, frame_block
+from tensorweave_board.framing import DATA_CHECK, LENGTH_CHECK, MAX_LENGTH, Block, frame_block, too_long
 
 _log = logging.getLogger("tensorweave_board")
 
@@ -61,9 +61,10 @@ class RecordReader:
 
     ``read_block()`` returns the next block (up to ``CHUNK`` bytes) of complete, verified records as a
     ``framing.Block``; ``read()`` every new record as (offset, bytes). ``state`` is then 'ok' (every byte
-    read), 'incomplete' (the file ends inside a record: it may still be being written) or 'corrupt' (a
-    checksum failed at ``error_offset``, described by ``error``; nothing past it is read, and the warning
-    is logged once).
+    read), 'incomplete' (the file ends inside a record: it may still be being written), 'corrupt' (a
+    checksum failed, or a length no event can have, at ``error_offset``, described by ``error``; nothing
+    past it is read, and the warning is logged once), 'missing' or 'unreadable' (the file is gone, or
+    cannot be opened: read again from the same place once it can, the warning logged once).
     """
 
     CHUNK = 4 << 20  # bytes per block: big enough to vectorize, small enough to stay in cache
@@ -99,18 +100,27 @@ class RecordReader:
         limit = float("inf") if max_records is None else max_records
         try:
             with open(self.path, "rb") as f:
-                if self.offset >= os.fstat(f.fileno()).st_size:
+                size = os.fstat(f.fileno()).st_size
+                if self.offset >= size:
                     return Block(b"", self.offset)
                 f.seek(self.offset)
                 buf = f.read(self.CHUNK)
                 block, self.state, need, failure = frame_block(buf, self.offset, limit, self.verify)
-                if block.count == 0 and need > len(buf) == self.CHUNK:
-                    f.seek(self.offset)  # one record larger than a chunk: read it whole
+                if block.count == 0 and len(buf) < need <= size - self.offset:
+                    f.seek(self.offset)  # one record larger than a chunk, all in the file now: read it whole
                     block, self.state, need, failure = frame_block(f.read(need), self.offset, limit, self.verify)
         except FileNotFoundError:
             self.state, self.error = "missing", f"{self.path} no longer exists"
             return Block(b"", self.offset)
-        if failure is not None:
+        except OSError as e:  # (e.g. replaced by a folder, permissions): tried again at the next read
+            error = f"{self.path} cannot be read ({e.strerror or e}); trying again at each reload"
+            if error != self.error:
+                _log.warning(error)
+            self.state, self.error = "unreadable", error
+            return Block(b"", self.offset)
+        if failure is None:
+            self.error = None
+        else:
             self._corrupt(self.offset + failure[0], failure[1])
         self.offset += block.consumed
         return block
@@ -132,13 +142,19 @@ def read_record_at(path, offset, verify=True):
             raise ValueError(f"{path}: no record at byte {offset}")
         length, length_crc = _HEADER.unpack(head)
         if verify and masked_crc(head[:8]) != length_crc:
-            raise ValueError(f"{path}: corrupted record at byte {offset} (the length's checksum does not match)")
+            raise ValueError(f"{path}: corrupted record at byte {offset} ({LENGTH_CHECK})")
+        if length > MAX_LENGTH:
+            raise ValueError(f"{path}: corrupted record at byte {offset} ({too_long(length)})")
+        size = os.fstat(f.fileno()).st_size
+        if offset + 16 + length > size:
+            raise ValueError(f"{path}: the record at byte {offset} is incomplete: it says it holds {length:,} "
+                             f"bytes, and the file ends at byte {size:,}")
         data = f.read(length)
         tail = f.read(4)
         if len(data) < length or len(tail) < 4:
             raise ValueError(f"{path}: the record at byte {offset} is incomplete")
         if verify and masked_crc(data) != _FOOTER.unpack(tail)[0]:
-            raise ValueError(f"{path}: corrupted record at byte {offset} (the data's checksum does not match)")
+            raise ValueError(f"{path}: corrupted record at byte {offset} ({DATA_CHECK})")
         return data
 
 

@@ -1,6 +1,8 @@
 """numpy arrays to and from TensorProto, the way TensorFlow lays them out (tensor_content little-endian,
 strings in string_val, or the typed *_val fields other writers use)."""
 
+import math
+
 import numpy as np
 
 from tensorweave_board import protos
@@ -39,14 +41,20 @@ def make_tensor_proto(value):
     return proto
 
 
+MAX_FILLED = 1 << 24  # elements of a tensor that stores fewer values than its shape says
+
+
 def tensor_proto_to_array(proto):
-    """The numpy array a TensorProto holds, whichever encoding its writer chose."""
+    """The numpy array a TensorProto holds, whichever encoding its writer chose (values it does not
+    store are filled in as TF does, up to ``MAX_FILLED``: a shape claiming more is a ValueError)."""
     shape = [d.size for d in proto.tensor_shape.dim]
-    count = int(np.prod(shape, dtype=np.int64))
+    if any(d < 0 for d in shape):
+        raise ValueError(f"TensorProto of shape {shape} has an unknown dimension")
+    count = math.prod(shape)
     if proto.dtype == DT_STRING:
         values = list(proto.string_val)
         if len(values) == 1 and count != 1:
-            values = values * count
+            values = values * _filled(shape, count)
         arr = np.empty(len(values), dtype=object)
         arr[:] = values
         return arr.reshape(shape)
@@ -65,5 +73,13 @@ def tensor_proto_to_array(proto):
     if values.size == count:
         return values.reshape(shape)
     if values.size == 0:
-        return np.zeros(shape, dtype=np_type)
-    return np.concatenate([values, np.repeat(values[-1:], count - values.size)]).reshape(shape)  # TF's fill rule
+        return np.zeros(_filled(shape, count), dtype=np_type).reshape(shape)
+    return np.concatenate([values, np.repeat(values[-1:], _filled(shape, count) - values.size)]).reshape(shape)
+
+
+def _filled(shape, count):
+    """``count``, the elements of a tensor that stores fewer (TF repeats the last), if it is not absurd."""
+    if count > MAX_FILLED:
+        raise ValueError(f"TensorProto of shape {shape} claims {count:,} elements but stores fewer; more than "
+                         f"{MAX_FILLED:,} are not filled in")
+    return count

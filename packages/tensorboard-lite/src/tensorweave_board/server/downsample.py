@@ -43,24 +43,37 @@ def ema(values, weight):
     return result
 
 
+def _visible(x, lo, hi):
+    """The slice of sorted ``x`` in [lo, hi] (None: unbounded)."""
+    i0 = 0 if lo is None else int(np.searchsorted(x, lo, side="left"))
+    i1 = len(x) if hi is None else int(np.searchsorted(x, hi, side="right"))
+    return i0, i1
+
+
+def _bucket_of(xs, buckets):
+    """The bucket (0 to ``buckets`` - 1, equal widths over their range) of each of the sorted ``xs``."""
+    xs = np.asarray(xs, dtype=np.float64)
+    span = xs[-1] - xs[0]
+    if not 0 < span < np.inf:  # (one x, or a range wider than a float: scaled to avoid the overflow)
+        if span <= 0:
+            return np.zeros(xs.size, dtype=np.int64)
+        xs = xs / 4
+        span = xs[-1] - xs[0]
+    return np.minimum(((xs - xs[0]) * (buckets / span)).astype(np.int64), buckets - 1)
+
+
 def minmax_indices(x, y, lo=None, hi=None, buckets=1000):
     """Indices of the points to draw for x in [lo, hi] (``x`` sorted, ``y`` finite): every point if there
     are at most 4 per bucket, else each bucket's first, last, minimum and maximum. One point beyond each
     end of the range is kept so the line runs to the chart's edges."""
-    n = len(x)
-    i0 = 0 if lo is None else int(np.searchsorted(x, lo, side="left"))
-    i1 = n if hi is None else int(np.searchsorted(x, hi, side="right"))
-    i0, i1 = max(0, i0 - 1), min(n, i1 + 1)
+    i0, i1 = _visible(x, lo, hi)
+    i0, i1 = max(0, i0 - 1), min(len(x), i1 + 1)
     if i1 - i0 <= 4 * buckets:
         return np.arange(i0, i1)
-    xs, ys = np.asarray(x[i0:i1], dtype=np.float64), y[i0:i1]
-    span = xs[-1] - xs[0]
-    if span <= 0:
-        bucket = np.zeros(xs.size, dtype=np.int64)
-    else:
-        bucket = np.minimum(((xs - xs[0]) * (buckets / span)).astype(np.int64), buckets - 1)
+    ys = y[i0:i1]
+    bucket = _bucket_of(x[i0:i1], buckets)
     starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
-    lengths = np.diff(np.r_[starts, xs.size])
+    lengths = np.diff(np.r_[starts, ys.size])
     segment = np.repeat(np.arange(starts.size), lengths)
     chosen = [starts, starts + lengths - 1]
     for reduce in (np.minimum, np.maximum):
@@ -69,3 +82,14 @@ def minmax_indices(x, y, lo=None, hi=None, buckets=1000):
         first = np.r_[True, segment[hits][1:] != segment[hits][:-1]]
         chosen.append(hits[first])
     return np.unique(np.concatenate(chosen)) + i0
+
+
+def marker_indices(x, y, lo=None, hi=None, buckets=1000):
+    """Indices of the non-finite points (``y`` NaN, +Inf or -Inf; ``x`` sorted) to mark for x in [lo, hi]:
+    every one if there are at most ``buckets``, else the first of each kind in each bucket."""
+    i0, i1 = _visible(x, lo, hi)
+    if i1 - i0 <= buckets:
+        return np.arange(i0, i1)
+    ys = y[i0:i1]
+    kind = np.where(np.isnan(ys), 0, np.where(ys > 0, 1, 2))
+    return np.sort(np.unique(_bucket_of(x[i0:i1], buckets) * 3 + kind, return_index=True)[1]) + i0

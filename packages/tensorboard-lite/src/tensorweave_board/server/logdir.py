@@ -31,6 +31,7 @@ class Logdir:
         self._changed = threading.Condition()
         self._seen = None
         self._bumped = time.monotonic()
+        self._failures = {}  # path: the last error reading it raised, logged once
 
     def _bump(self):
         self._bumped = time.monotonic()
@@ -77,8 +78,12 @@ class Logdir:
                         batch = loader.load_batch()  # read and decoded outside the lock: charts stay served
                         run.add_batch(path, batch)  # (which takes the lock, a slice at a time)
                     except Exception as e:  # noqa: BLE001 - one bad file must not stop the others
-                        _log.warning("skipping %s: %s: %s", path, type(e).__name__, e)
+                        failure = f"skipping {path}: {type(e).__name__}: {e}"
+                        if self._failures.get(path) != failure:  # once, not at every reload
+                            _log.warning(failure)
+                        self._failures[path] = failure
                         break
+                    self._failures.pop(path, None)
                     if not batch.count:
                         break
                     if time.monotonic() - self._bumped > self.SHOW_EVERY:

@@ -1,11 +1,16 @@
 """Everything the dashboard knows about one run: every scalar point (no sampling), histograms, where the
 images, graph and run metadata are in its files (read on demand, so memory stays small), and texts."""
 
+import logging
+import math
 import threading
 
 import numpy as np
 
 from tensorweave_board.tensor_codec import tensor_proto_to_array
+
+_log = logging.getLogger("tensorweave_board")
+_SHOWN_PLUGINS = ("scalars", "histograms", "images", "text")
 
 
 class ScalarSeries:
@@ -94,6 +99,7 @@ class RunData:
         self.plugins = {}
         self.first_wall = None
         self.version = 0
+        self._unshown = set()  # (plugin, tag) of tensor summaries that could not be read, warned about once
 
     def add_batch(self, path, batch, hold=4096):
         """Adds an ``EventBatch``, its decoded scalar points and its other events in file order. Takes
@@ -117,7 +123,7 @@ class RunData:
                         columns[0].append(event.step)
                         columns[1].append(event.wall_time)
                         columns[2].append(value.simple_value)
-                        if self.first_wall is None and event.wall_time:
+                        if self.first_wall is None and event.wall_time and math.isfinite(event.wall_time):
                             self.first_wall = event.wall_time
                         continue
                 if pending:
@@ -143,9 +149,9 @@ class RunData:
         """Scalar points ``start:stop`` of a batch, which lie between the same two other events."""
         walls = scalars.walls[start:stop]
         if self.first_wall is None:
-            nonzero = np.flatnonzero(walls)
-            if nonzero.size:
-                self.first_wall = float(walls[nonzero[0]])
+            usable = np.flatnonzero((walls != 0) & np.isfinite(walls))
+            if usable.size:
+                self.first_wall = float(walls[usable[0]])
         ids, steps, values = scalars.tag_ids[start:stop], scalars.steps[start:stop], scalars.values[start:stop]
         if stop - start < 16:  # a few points between other events: one by one is quicker
             for i, step, wall, value in zip(ids.tolist(), steps.tolist(), walls.tolist(), values.tolist()):
@@ -165,7 +171,7 @@ class RunData:
     def add(self, path, offset, event):
         what = event.WhichOneof("what")
         wall, step = event.wall_time, event.step
-        if self.first_wall is None and wall:
+        if self.first_wall is None and wall and math.isfinite(wall):  # (the relative axis starts there)
             self.first_wall = wall
         if what == "summary":
             for value in event.summary.value:
@@ -199,16 +205,24 @@ class RunData:
     def _add_tensor(self, path, offset, step, wall, value):
         tag, plugin = value.tag, self.plugins.get(value.tag, "")
         try:
-            arr = tensor_proto_to_array(value.tensor)
-        except ValueError:
-            return
+            self._add_array(path, offset, step, wall, tag, plugin, tensor_proto_to_array(value.tensor))
+        except (ValueError, TypeError) as e:  # a foreign writer's tensor: this value is skipped, not the file
+            if plugin in _SHOWN_PLUGINS and (plugin, tag) not in self._unshown:
+                self._unshown.add((plugin, tag))
+                _log.warning("%s: the %s summary %r at byte %d cannot be shown (%s); skipped it and any more "
+                             "like it", path, plugin, tag, offset, e)
+
+    def _add_array(self, path, offset, step, wall, tag, plugin, arr):
         if plugin == "text":
             items = [x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x) for x in arr.reshape(-1)]
             self.texts.setdefault(tag, []).append((step, wall, "\n".join(items)))
         elif plugin == "scalars" or (plugin == "" and arr.ndim == 0 and arr.dtype.kind in "fiu"):
-            self._series(tag).append(step, wall, float(arr))
+            if arr.size != 1:
+                raise ValueError(f"a scalar summary holds {arr.size} values")
+            self._series(tag).append(step, wall, float(arr.reshape(-1)[0]))
         elif plugin == "histograms":
-            self.histograms.setdefault(tag, []).append((step, wall, *_histogram_from_tensor(arr)))
+            histogram = _histogram_from_tensor(arr)
+            self.histograms.setdefault(tag, []).append((step, wall, *histogram))
         elif plugin == "images" and arr.dtype == object and arr.size >= 2:
             flat = arr.reshape(-1)
             width, height = int(flat[0] or 0), int(flat[1] or 0)

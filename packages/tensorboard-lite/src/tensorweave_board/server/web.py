@@ -1,12 +1,15 @@
 """The dashboard's HTTP server: the page and its scripts from the package (no CDN, works offline) and
 the data API under /api/. Static files are served from a fixed list made at start-up, so no request
-path ever reaches the file system; anything else is a 404. Listening on the loopback address, it
-answers only requests addressed to a loopback name, so another site cannot read it by DNS rebinding."""
+path ever reaches the file system; anything else is a 404. Listening on a loopback address, it
+answers only requests addressed to a loopback name, so another site cannot read it by DNS rebinding.
+It listens on IPv4 or IPv6, whichever the host given is."""
 
 import gzip
+import ipaddress
 import json
 import logging
 import mimetypes
+import socket
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,7 +18,34 @@ from importlib import resources
 from tensorweave_board.server.api import Api, BadRequest, NotFound
 
 _log = logging.getLogger("tensorweave_board")
-_LOOPBACK_NAMES = {"127.0.0.1", "localhost", "[::1]"}
+
+
+def host_of(header):
+    """The host named by a Host header, without its port or IPv6 brackets, lower case: '[::1]:6006' -> '::1'."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        end = header.find("]")
+        return header[1:end] if end > 0 and header[end + 1:end + 2] in ("", ":") else header
+    return header.rpartition(":")[0] if ":" in header else header
+
+
+def is_loopback(host):
+    """Whether ``host`` (a name or an address, no brackets) names this machine's loopback interface."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def resolve(host, port):
+    """(address family, socket address) to listen on at ``host`` (an IPv4 or IPv6 address or a name) and
+    ``port``; raises ValueError for a port out of range, socket.gaierror for a name that does not resolve."""
+    if not (isinstance(port, int) and 0 <= port <= 65535):
+        raise ValueError(f"port {port!r} is out of range: a port is a whole number from 0 to 65535 (0: any free one)")
+    family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    return family, address
 
 
 def _static_files():
@@ -42,6 +72,7 @@ def _static_files():
 class _Handler(BaseHTTPRequestHandler):
     server_version = "tensorweave-board"
     protocol_version = "HTTP/1.1"
+    timeout = 60  # seconds a connection may stay idle (a long poll answers within 25 s), so each thread ends
 
     def log_message(self, fmt, *args):
         _log.debug("%s - %s", self.address_string(), fmt % args)
@@ -74,8 +105,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):  # noqa: N802
         if self.server.loopback:
-            host = self.headers.get("Host", "").rsplit(":", 1)[0].lower()
-            if host not in _LOOPBACK_NAMES:
+            host = host_of(self.headers.get("Host", ""))
+            if not is_loopback(host):
                 # A page from elsewhere whose name was re-pointed at 127.0.0.1 (DNS rebinding) gets nothing.
                 self._error(403, f"Host {host!r} refused: open the dashboard as {self.server.url}")
                 return
@@ -108,15 +139,25 @@ class BoardServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, logdir, host="127.0.0.1", port=6006):
-        super().__init__((host, port), _Handler)
+        """Listens on ``host`` (IPv4 or IPv6 address, or a name) at ``port`` (0: any free one). Raises
+        ValueError for a port out of range, socket.gaierror for an unknown name, OSError if it cannot bind."""
+        self.address_family, address = resolve(host, port)
+        super().__init__(address, _Handler)
         self.logdir = logdir
         self.api = Api(logdir)
         self.static = _static_files()
-        self.loopback = host in ("127.0.0.1", "localhost", "::1")
+        self.loopback = is_loopback(self.server_address[0].partition("%")[0])
+
+    def server_bind(self):
+        if self.address_family == socket.AF_INET6 and ipaddress.ip_address(self.server_address[0]).is_unspecified:
+            self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)  # '::' takes IPv4 too
+        super().server_bind()
 
     @property
     def url(self):
         host, port = self.server_address[:2]
+        if ":" in host:
+            host = "[" + host.replace("%", "%25") + "]"
         return f"http://{host}:{port}/"
 
     def start(self):

@@ -1,7 +1,7 @@
 // The dashboard: runs in the sidebar, one view per tab, and a long poll of /api/runs that refreshes whatever
 // gained data as soon as the server has read it, so a run being written shows its new points within a second.
 
-import { LineChart } from "./chart.js";
+import { LineChart, numbers } from "./chart.js";
 import { GraphView } from "./graph.js";
 import { drawHistograms } from "./histogram.js";
 import { Timeline } from "./timeline.js";
@@ -64,7 +64,7 @@ function renderRuns() {
 }
 
 function renderProblems(files) {
-  const bad = files.filter((f) => f.state === "corrupt" || f.state === "missing");
+  const bad = files.filter((f) => ["corrupt", "missing", "unreadable"].includes(f.state));
   $("file-problems").hidden = !bad.length;
   $("problems").replaceChildren(...bad.map((f) => { const li = document.createElement("li"); li.textContent = f.error; return li; }));
 }
@@ -137,18 +137,20 @@ async function loadScalarCard(tag, force) {
     const q = new URLSearchParams({ run: r.name, tag, x: state.axis, smoothing: state.smoothing, buckets: width });
     if (entry.range) { q.set("min", entry.range[0]); q.set("max", entry.range[1]); }
     const d = await getJSON(`/api/scalars?${q}`);
-    const s = { key, total: d.total, run: r.name, color: runColor(r.name), x: d.x, step: d.step, value: d.value,
-      smoothed: d.smoothed, shown: d.shown, nonfinite: d.nonfinite };
+    const s = { key, total: d.total, run: r.name, color: runColor(r.name), x: numbers(d.x), step: d.step,
+      value: numbers(d.value), smoothed: numbers(d.smoothed), shown: d.shown, nonfinite: d.nonfinite, noX: d.no_x };
     entry.data.set(r.name, s);
     return s;
   }));
   entry.chart.setData(series, { axis: state.axis, logY: state.logY, smoothing: state.smoothing, xRange: entry.range });
   entry.legend.replaceChildren(...series.map((s) => {
     const li = document.createElement("li");
-    li.dataset.run = s.run; li.dataset.total = s.total; li.dataset.shown = s.shown;
+    li.dataset.run = s.run; li.dataset.total = s.total; li.dataset.shown = s.shown; li.dataset.nonfinite = s.nonfinite;
     li.innerHTML = `<i class="swatch" style="background:${s.color}"></i>`;
+    if (s.nonfinite) { li.title = "NaN and infinite values are marked at the chart's edges: ▲ +Inf, ▼ -Inf, ◆ NaN"; }
     li.append(`${s.run}: ${s.total.toLocaleString()} point${s.total === 1 ? "" : "s"}` +
-      `${s.shown < s.total ? ` (${s.shown.toLocaleString()} drawn)` : ""}${s.nonfinite ? `, ${s.nonfinite} NaN/Inf` : ""} `);
+      `${s.shown < s.total ? ` (${s.shown.toLocaleString()} drawn)` : ""}${s.nonfinite ? `, ${s.nonfinite} NaN/Inf` : ""}` +
+      `${s.noX ? `, ${s.noX} without a wall time` : ""} `);
     const a = document.createElement("a");
     a.href = `/api/scalars.csv?${new URLSearchParams({ run: s.run, tag })}`;
     a.textContent = "csv";

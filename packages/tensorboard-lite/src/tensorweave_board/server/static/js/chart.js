@@ -1,7 +1,12 @@
 // A line chart on a canvas: several runs overlaid, raw values faint and smoothed values solid, linear or
 // log values, step / relative / wall-time axes, hover read-out, drag to zoom and double-click to reset.
+// Non-finite values (the server sends them as "NaN", "Infinity", "-Infinity") are left out of the line and
+// marked at the plot's edges: +Infinity ▲ at the top, -Infinity ▼ and NaN ◆ at the bottom.
 
 const PAD = { left: 56, right: 12, top: 8, bottom: 26 };
+
+// The numbers of a reply's list: Number() reads the server's "NaN", "Infinity" and "-Infinity" back.
+export function numbers(list) { return list.map(Number); }
 
 export function niceTicks(lo, hi, count) {
   if (!(hi > lo)) { return [lo]; }
@@ -65,7 +70,7 @@ export class LineChart {
         xlo = Math.min(xlo, s.x[i]); xhi = Math.max(xhi, s.x[i]);
         for (const arr of ys) {
           const y = arr[i];
-          if (log && !(y > 0)) { continue; }
+          if (!Number.isFinite(y) || (log && !(y > 0))) { continue; }
           ylo = Math.min(ylo, y); yhi = Math.max(yhi, y);
         }
       }
@@ -116,17 +121,20 @@ export class LineChart {
     g.save();
     g.beginPath(); g.rect(PAD.left, PAD.top, pw, ph); g.clip();
     const smoothing = this.options.smoothing > 0;
+    let marks = 0;
     for (const s of this.series) {
       this.line(g, s.x, s.value, s.color, smoothing ? 0.25 : 1, 1.3);
       if (smoothing) { this.line(g, s.x, s.smoothed, s.color, 1, 1.6); }
+      marks += this.marks(g, s, ph);
     }
+    c.dataset.marks = marks;
     if (this.drag && Math.abs(this.drag.x1 - this.drag.x0) > 2) {
       g.fillStyle = "rgba(232,113,10,.15)";
       g.fillRect(Math.min(this.drag.x0, this.drag.x1), PAD.top, Math.abs(this.drag.x1 - this.drag.x0), ph);
     }
     if (this.hover) {
       g.strokeStyle = "#90a4ae"; g.beginPath(); g.moveTo(this.hover.px, PAD.top); g.lineTo(this.hover.px, PAD.top + ph); g.stroke();
-      for (const p of this.hover.points) {
+      for (const p of this.hover.points.filter((q) => Number.isFinite(q.y))) {
         g.fillStyle = p.color; g.beginPath(); g.arc(this.sx(p.x), this.sy(p.y), 3, 0, 2 * Math.PI); g.fill();
       }
     }
@@ -134,21 +142,48 @@ export class LineChart {
     g.strokeStyle = "#b0bec5"; g.strokeRect(PAD.left, PAD.top, pw, ph);
   }
 
+  // The line through the finite values (a non-finite one is skipped, its neighbours joined); a dot if
+  // there is only one.
   line(g, xs, ys, color, alpha, width) {
     g.globalAlpha = alpha; g.strokeStyle = color; g.lineWidth = width;
     g.beginPath();
-    let pen = false;
+    let pen = false, drawn = 0, last = -1;
     const log = this.options.logY;
     for (let i = 0; i < xs.length; i++) {
+      if (!Number.isFinite(ys[i])) { continue; }
       if (log && !(ys[i] > 0)) { pen = false; continue; }
       const x = this.sx(xs[i]), y = this.sy(ys[i]);
       if (pen) { g.lineTo(x, y); } else { g.moveTo(x, y); pen = true; }
+      drawn += 1; last = i;
     }
     g.stroke();
-    if (xs.length === 1) {
-      g.fillStyle = color; g.beginPath(); g.arc(this.sx(xs[0]), this.sy(ys[0]), 3, 0, 2 * Math.PI); g.fill();
+    if (drawn === 1) {
+      g.fillStyle = color; g.beginPath(); g.arc(this.sx(xs[last]), this.sy(ys[last]), 3, 0, 2 * Math.PI); g.fill();
     }
     g.globalAlpha = 1;
+  }
+
+  // Marks for the non-finite values of a series at the plot's edges; returns how many were drawn.
+  marks(g, s, ph) {
+    const top = PAD.top, bottom = PAD.top + ph;
+    let count = 0;
+    g.lineWidth = 1.2; g.strokeStyle = s.color; g.fillStyle = s.color;
+    for (let i = 0; i < s.x.length; i++) {
+      const v = s.value[i];
+      if (Number.isFinite(v)) { continue; }
+      const x = this.sx(s.x[i]);
+      g.beginPath();
+      if (v === Infinity) {
+        g.moveTo(x, top); g.lineTo(x - 4, top + 7); g.lineTo(x + 4, top + 7); g.closePath(); g.fill();
+      } else if (v === -Infinity) {
+        g.moveTo(x, bottom); g.lineTo(x - 4, bottom - 7); g.lineTo(x + 4, bottom - 7); g.closePath(); g.fill();
+      } else {
+        g.moveTo(x, bottom - 9); g.lineTo(x + 4, bottom - 5); g.lineTo(x, bottom - 1); g.lineTo(x - 4, bottom - 5);
+        g.closePath(); g.fillStyle = "#fff"; g.fill(); g.stroke(); g.fillStyle = s.color;
+      }
+      count += 1;
+    }
+    return count;
   }
 
   mouseMove(e) {

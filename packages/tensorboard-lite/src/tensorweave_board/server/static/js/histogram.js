@@ -1,6 +1,6 @@
 // Histograms over steps as offset ridgelines: one filled curve per step, later steps lower and darker.
 
-import { formatNumber, niceTicks } from "./chart.js";
+import { formatNumber, niceTicks, numbers } from "./chart.js";
 
 export function drawHistograms(canvas, data, color) {
   const dpr = window.devicePixelRatio || 1;
@@ -10,7 +10,8 @@ export function drawHistograms(canvas, data, color) {
   const g = canvas.getContext("2d");
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, w, h);
-  const hists = data.histograms, edges = data.edges;
+  const edges = numbers(data.edges);  // a count that is not a finite positive number counts as none
+  const hists = data.histograms.map((h) => ({ ...h, counts: numbers(h.counts).map((c) => (c > 0 && c < Infinity ? c : 0)) }));
   g.font = "10px system-ui, sans-serif"; g.fillStyle = "#6a7280";
   if (!hists.length) { g.fillText("no data yet", w / 2 - 25, h / 2); return; }
   const amp = 56, left = 44, right = 12, top = amp + 6, bottom = 24;
