@@ -32,16 +32,17 @@ EXPECTED = load("cf_grads")
 
 
 def _compare(got, want, where):
+    """``got`` as ``run`` returned it (dicts and lists of fetched values) against the recorded ``want``."""
     if isinstance(want, dict):
         assert sorted(got) == sorted(want), where
         for k in want:
             _compare(got[k], want[k], f"{where}[{k!r}]")
-    elif isinstance(want, list) and want and isinstance(want[0], str):
-        assert list(got) == want, where
-    elif isinstance(want, list) and not isinstance(got, np.ndarray) and len(want) == len(got) and any(
-            np.ndim(g) != np.ndim(want[0]) or np.ndim(g) > 0 for g in got):
+    elif isinstance(got, (list, tuple)):
+        assert len(got) == len(want), where
         for i, (g, w) in enumerate(zip(got, want)):
             _compare(g, w, f"{where}[{i}]")
+    elif isinstance(want, str):
+        assert got == want, where
     else:
         np.testing.assert_allclose(np.asarray(got, np.float64), array(want), rtol=2e-5, atol=2e-6, err_msg=where)
 
