@@ -34,7 +34,6 @@ FRAMES = ("outside", "cond_taken", "cond_untaken", "while_captured", "while_pass
 KIND_FRAMES = {"fed": FRAMES, "variable": FRAMES[:-1]}
 
 
-
 def _gradient_ops():
     """The op types of the registry (every installed plugin's included) that have a gradient function."""
     return sorted(name for name, op_def in get_registries().ops.items()
