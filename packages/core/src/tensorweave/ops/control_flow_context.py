@@ -99,6 +99,16 @@ def create_outside_contexts(build, ctx):
     return result
 
 
+def replace_value(old, new):
+    """Makes ``new``, which now stands for the op output ``old`` (a subclass instance swapped in after the
+    op was built), known wherever ``old`` is; else a consumer in the same branch would treat it as external."""
+    ctx = old.op._control_flow_context
+    while ctx is not None:
+        if old in ctx.values:
+            ctx.values.add(new)
+        ctx = ctx.outer_context
+
+
 # ---- questions about ops ---------------------------------------------------------------------
 def context_of(op):
     return op._control_flow_context

@@ -5,7 +5,9 @@ inside a loop must exist in every backward iteration).
 
 import contextlib
 
+from tensorweave import dtypes
 from tensorweave.ops import control_flow_ops as cf
+from tensorweave.ops import state_ops
 from tensorweave.ops.control_flow_context import (
     in_context, is_loop_exit, is_loop_switch, is_switch, while_context_of,
 )
@@ -13,7 +15,10 @@ from tensorweave.ops.loop_grad_state import GradLoopState, on_loop_device
 
 
 def is_trainable(tensor):
-    """Outputs whose missing gradient is a zero (floating and complex tensors)."""
+    """Outputs whose missing gradient is a zero: floating and complex tensors, and handles of variables
+    (the zero of a handle has the shape and dtype of the variable's value)."""
+    if tensor.dtype is dtypes.resource:
+        return state_ops.handle_dtype(tensor) is not None
     return tensor.dtype.is_floating or tensor.dtype.is_complex
 
 
@@ -87,6 +92,9 @@ class ControlFlowState:
         forward = val.op._control_flow_context
         outer = forward.outer_context.get_while_context() if forward.outer_context is not None else None
         outer_state = self._map.get(outer) if outer is not None else None
+        if val.dtype is dtypes.resource:
+            with outer_state.grad_context.entered() if outer_state else contextlib.nullcontext():
+                return state_ops.zeros_like_value(val)
         if outer_state is None:
             if val.shape.is_fully_defined():
                 return array_ops.zeros(val.shape.as_list(), val.dtype)
@@ -111,6 +119,11 @@ class ControlFlowState:
         op_ctx = op._control_flow_context
         val = op.outputs[index]
         dead_branch = is_switch(op)
+        if val.dtype is dtypes.resource:  # the handle is loop-invariant: its variable's shape is read here
+            result = state_ops.zeros_like_value(val)
+            if dead_branch:
+                result = cf.switch(result, state.saved_predicate(op_ctx.pred))[1 - op_ctx.branch]
+            return result
         if val.shape.is_fully_defined():
             result = array_ops.zeros(val.shape.as_list(), val.dtype)
             if dead_branch:
@@ -144,7 +157,8 @@ class ControlFlowState:
 
 
 def zeros_like_outside_loops(op, index):
-    """A zero gradient for an output of ``op``; for a cond Switch, live exactly when that side is."""
+    """A zero gradient for an output of ``op``; for a cond Switch, live exactly when that side is, so that
+    merged with the taken side's gradient it gives a live gradient whichever branch runs."""
     from tensorweave.ops import array_ops
     val = op.outputs[index]
     ctx = op._control_flow_context
@@ -152,8 +166,15 @@ def zeros_like_outside_loops(op, index):
         side = cf.switch(op.inputs[0], ctx.pred)[1 - ctx.branch]
         pivot = array_ops.identity(side)
         with op.graph.control_dependencies([pivot]):
+            if val.dtype is dtypes.resource:
+                return state_ops.zeros_like_value(side)
             return array_ops.zeros(array_ops.shape(side), dtype=val.dtype)
-    return array_ops.zeros_like(val)
+    return _zeros_like(val)
+
+
+def _zeros_like(val):
+    from tensorweave.ops import array_ops
+    return state_ops.zeros_like_value(val) if val.dtype is dtypes.resource else array_ops.zeros_like(val)
 
 
 def maybe_create(between_list, between, call_context):

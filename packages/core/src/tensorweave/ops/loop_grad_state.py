@@ -254,6 +254,6 @@ def _value_shape(value):
     from tensorweave import dtypes
     from tensorweave.ops import array_ops
     if value.dtype is dtypes.resource:
-        from tensorweave.ops import resource_variable_ops
-        return resource_variable_ops.variable_shape(value)
+        from tensorweave.ops import state_ops
+        return state_ops.variable_shape(value)
     return array_ops.shape(value)

@@ -19,6 +19,7 @@ from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor
 from tensorweave.framework.tensor_util import (
     constant_value, constant_value_as_shape, register_constant_evaluator,
 )
+from tensorweave.ops.control_flow_context import replace_value
 from tensorweave.ops.slice_spec import MASKS, UNKNOWN, dense_key, sliced_dims
 
 DEFS = OpDefList()
@@ -244,6 +245,7 @@ class _VariableSlice(Tensor):
         sliced._shape = tensor.shape
         sliced._variable = variable
         tensor.op._outputs[0] = sliced
+        replace_value(tensor, sliced)
         return sliced
 
     def assign(self, value, name=None):

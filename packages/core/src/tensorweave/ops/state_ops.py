@@ -85,6 +85,20 @@ def handle_shape(handle):
     return creator.get_attr("shape") if creator is not None else tensor_shape.TensorShape(None)
 
 
+def handle_dtype(handle):
+    """The dtype of the value of the variable behind ``handle``, or None if not traceable."""
+    creator = handle_creator(handle)
+    return creator.get_attr("dtype") if creator is not None else None
+
+
+def zeros_like_value(handle):
+    """Zeros shaped like the variable behind ``handle``: the gradient of a handle no read reached."""
+    from tensorweave.ops import array_ops
+    shape = handle_shape(handle)
+    dims = shape.as_list() if shape.is_fully_defined() else variable_shape(handle)
+    return array_ops.zeros(dims, handle_dtype(handle))
+
+
 @READ.set_shape_fn
 def _read_shape(op):
     return handle_shape(op.inputs[0])
