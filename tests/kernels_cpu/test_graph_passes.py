@@ -186,6 +186,7 @@ def _workload():
     return x, y
 
 
+@pytest.mark.cpu_only  # elementwise fusion makes fused nodes for the CPU only
 def test_all_passes_together_and_the_graphs_before_and_after():
     x, y = _workload()
     with tf.Session() as s:
