@@ -1,6 +1,6 @@
 """Sparse embedding update: a 100,000 x 64 float32 table, 1,024 looked-up ids per step, SGD.
 
-The sparse step updates only the looked-up rows (Tensorweave: embedding_lookup's IndexedSlices gradient
+Every step looks the rows up, computes the loss and updates. The sparse step updates only the looked-up rows (Tensorweave: embedding_lookup's IndexedSlices gradient
 into ResourceSparseApplyGradientDescent; numpy: add.at on the rows; PyTorch: nn.Embedding(sparse=True)).
 The dense step is the same step with the gradient made into a full table first, as an optimizer without
 sparse support would apply it (Tensorweave: convert_to_tensor of the IndexedSlices, a dense update).
@@ -24,18 +24,19 @@ def tensorweave_step(table, ids, target, dense):
         loss = tf.reduce_sum(tf.nn.embedding_lookup(variable, lookup) * tf.constant(target))
         optimizer = tf.train.GradientDescentOptimizer(LEARNING_RATE)
         grad = tf.gradients(loss, [variable])[0]
-        train = optimizer.apply_gradients([(tf.convert_to_tensor(grad) if dense else grad, variable)])
+        # The update needs nothing from the lookup: it waits for the loss, so a step does the work the numpy and
+        # PyTorch steps do (look up, loss, update) and the loss is the one before the update.
+        with tf.control_dependencies([loss]):
+            train = optimizer.apply_gradients([(tf.convert_to_tensor(grad) if dense else grad, variable)])
         init = tf.global_variables_initializer()
     sess = tf.Session(graph=graph)
     sess.run(init)
     feed = {lookup: ids}
 
-    def with_loss():  # two runs: in one, the update needs nothing from the lookup and may run before it
-        value = sess.run(loss, feed)
-        sess.run(train, feed)
-        return value
+    def step():
+        return sess.run([loss, train], feed)[0]
 
-    return lambda: sess.run(train, feed), with_loss
+    return step, step
 
 
 def numpy_step(table, ids, target, dense):
