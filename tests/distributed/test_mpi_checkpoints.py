@@ -39,7 +39,7 @@ def test_ranks_that_all_claim_to_be_the_chief_fail_at_the_first_save_naming_the_
     proc = run_mpi(JOB, 3, directory, 40, "every-rank-chief", expect_ok=False)
     assert proc.returncode != 0
     output = proc.stdout + proc.stderr
-    match = re.search(r"AlreadyExistsError.*?is being written by pid (\d+)", output)
+    match = re.search(r"AlreadyExistsError: cannot save checkpoint .*? are being written by pid (\d+)", output)
     assert match, output
     assert int(match.group(1)) in _pids(proc.stdout).values()
     for prefix in tf.train.get_checkpoint_state(str(directory)).all_model_checkpoint_paths:

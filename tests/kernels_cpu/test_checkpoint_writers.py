@@ -8,13 +8,13 @@ import subprocess
 import sys
 import textwrap
 import time
+import zlib
 
 import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops import io_ops
-from tensorweave.runtime import checkpoint_files
+from tensorweave.runtime import checkpoint_files, checkpoint_format
 
 # A process that saves steps 1..N of a variable holding tag*1000 + step, once the test says go; it prints each
 # save (or the error of the one that failed, and stops) and waits for the test to close its stdin before exiting,
@@ -240,3 +240,28 @@ def test_latest_checkpoint_skips_a_checkpoint_with_a_same_size_bit_flip(sess, tm
     blob[len(blob) // 2] ^= 0x01  # repaired in place (same size again): verified again, and found intact
     data.write_bytes(bytes(blob))
     assert tf.train.latest_checkpoint(str(tmp_path)) == prefixes[2]
+
+
+def test_latest_checkpoint_reads_a_data_file_once_per_version(sess, tmp_path, monkeypatch):
+    monkeypatch.setattr(checkpoint_format, "_SETTLED_SECONDS", 0.0)  # remember a file's version at once
+    checksummed = []  # sizes of the buffers checksummed: the index's body, and data files read whole
+
+    class CountingZlib:
+        @staticmethod
+        def crc32(data, value=0):
+            checksummed.append(len(data))
+            return zlib.crc32(data, value)
+
+    saver = tf.train.Saver({"x": tf.constant(np.arange(10_000.0))})
+    prefixes = [saver.save(sess, str(tmp_path / "m"), global_step=s) for s in (1, 2)]
+    data = tmp_path / next(f for f in os.listdir(tmp_path) if f.startswith("m-2.data-"))
+    size = data.stat().st_size
+    monkeypatch.setattr(checkpoint_format, "zlib", CountingZlib)
+    assert tf.train.latest_checkpoint(str(tmp_path)) == prefixes[1] and size in checksummed
+    checksummed.clear()
+    assert tf.train.latest_checkpoint(str(tmp_path)) == prefixes[1] and size not in checksummed
+    time.sleep(0.05)  # past the file system's clock tick, so the write below changes the file's times
+    blob = bytearray(data.read_bytes())
+    blob[100] ^= 0x10
+    data.write_bytes(bytes(blob))
+    assert tf.train.latest_checkpoint(str(tmp_path)) == prefixes[0] and size in checksummed
