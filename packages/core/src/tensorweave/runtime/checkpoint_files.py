@@ -1,8 +1,8 @@
 """What the writers of one checkpoint directory share: temporaries named after their writer, the directory
 lock, the claim that makes one process the writer of a save path, and removing what dead writers left.
 
-A writer is a process, known by its pid and host. Whatever a save writes goes first to a temporary
-``<final name>.tempstate-<pid>@<host>-<random>``, so a later save can tell a dead writer's leftovers (its pid
+A writer is a process, known by its pid and host (with its pid namespace). Whatever a save writes goes first
+to a temporary ``<final name>.tempstate-<pid>@<host>-<random>``, so a later save can tell a dead writer's leftovers (its pid
 is not alive on this host, or the file is untouched for ``STALE_AFTER_SECONDS``) from a live writer's work,
 which nothing but that writer touches. Renames into place, deletions and the state file happen under the
 directory lock (a POSIX lock on ``<dir>/checkpoint.lock``, dropped by the kernel when its holder dies); a
@@ -34,7 +34,19 @@ LOCK_SUFFIX = ".lock"
 DIRECTORY_LOCK = "checkpoint" + LOCK_SUFFIX
 CLAIM_SUFFIX = ".writer" + LOCK_SUFFIX
 
-_HOST = socket.gethostname()
+
+
+def _machine():
+    """This host, and its pid namespace where there is one: containers that share a host name (and a volume)
+    but not their pids must not judge each other's pids."""
+    try:
+        namespace = os.readlink("/proc/self/ns/pid").strip("pid:[]")
+    except OSError:
+        return socket.gethostname()
+    return f"{socket.gethostname()}+{namespace}"
+
+
+_MACHINE = _machine()
 _TEMP = re.compile(r"\.tempstate-(\d+)@(.+)-[0-9a-f]{32}$")
 _OLD_TEMP = re.compile(r"\.tempstate[0-9a-f]{32}$")  # written before temporaries named their writer
 _PARTS_DIR = re.compile(r"_temp_[0-9a-f]{32}$")  # a sharded save's parts (train/saver.py)
@@ -44,7 +56,7 @@ _log = logging.getLogger("tensorweave")
 
 def temp_path(path, pid=None, host=None):
     """The name ``path`` is written under until it is complete."""
-    return f"{path}.tempstate-{pid or os.getpid()}@{host or _HOST}-{uuid.uuid4().hex}"
+    return f"{path}.tempstate-{pid or os.getpid()}@{host or _MACHINE}-{uuid.uuid4().hex}"
 
 
 def is_temporary(name):
@@ -63,7 +75,7 @@ def _alive(pid):
 
 def _gone(pid, host):
     """Whether the writer (pid, host) is known to be dead: only a local one can be checked."""
-    return host == _HOST and not _alive(pid)
+    return host == _MACHINE and not _alive(pid)
 
 
 def _temp_is_stale(name, mtime, now):
@@ -85,7 +97,7 @@ def _parts_are_stale(directory, now):
         elif entry.name == DIRECTORY_LOCK:
             holder = _read_holder(entry.path)
             if holder:
-                writers.add((holder.get("pid"), holder.get("host")))
+                writers.add((holder.get("pid"), holder.get("machine")))
     if now - newest > STALE_AFTER_SECONDS:
         return True
     return bool(writers) and all(isinstance(pid, int) and _gone(pid, host) for pid, host in writers)
@@ -113,7 +125,8 @@ def remove_stale(directory):
 
 # ---- locks ------------------------------------------------------------------------------------------
 def _holder(**extra):
-    return {"pid": os.getpid(), "host": _HOST, "since": time.time(), "command": " ".join(sys.argv)[:200], **extra}
+    return {"pid": os.getpid(), "host": socket.gethostname(), "machine": _MACHINE, "since": time.time(),
+            "command": " ".join(sys.argv)[:200], **extra}
 
 
 def _read_holder(path_or_fd):
