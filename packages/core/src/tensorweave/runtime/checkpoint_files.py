@@ -5,7 +5,7 @@ A writer is a process, known by its pid and host (with its pid namespace). Whate
 to a temporary ``<final name>.tempstate-<pid>@<host>-<random>``, so a later save can tell a dead writer's leftovers (its pid
 is not alive on this host, or the file is untouched for ``STALE_AFTER_SECONDS``) from a live writer's work,
 which nothing but that writer touches. Renames into place, deletions and the state file happen under the
-directory lock (a POSIX lock on ``<dir>/checkpoint.lock``, dropped by the kernel when its holder dies); a
+directory lock (a POSIX lock on ``<dir>/.checkpoint.lock``, dropped by the kernel when its holder dies); a
 holder notes what it is committing there first, so the next holder undoes a commit its writer died in.
 See docs/checkpoint-format.md ("Several writers").
 """
@@ -30,8 +30,8 @@ __all__ = ["DirectoryLock", "STALE_AFTER_SECONDS", "claim", "release", "remove_s
 
 STALE_AFTER_SECONDS = 24 * 3600  # a temporary untouched this long is stale whoever wrote it (other hosts, reused pids)
 LOCK_TIMEOUT_SECONDS = 300.0
-LOCK_SUFFIX = ".lock"
-DIRECTORY_LOCK = "checkpoint" + LOCK_SUFFIX
+LOCK_SUFFIX = ".lock"  # lock files are hidden, so globs such as "model.ckpt*" and "checkpoint*" do not catch them
+DIRECTORY_LOCK = ".checkpoint" + LOCK_SUFFIX
 CLAIM_SUFFIX = ".writer" + LOCK_SUFFIX
 
 
@@ -241,7 +241,8 @@ _released = collections.deque()  # owners whose claims go at the next chance (re
 def claim(save_path, owner):
     """Makes this process the one writer of the checkpoints ``save_path`` and ``save_path-<step>`` while
     ``owner`` (a token) holds the claim; raises AlreadyExistsError naming the process that has it."""
-    path = os.path.abspath(save_path) + CLAIM_SUFFIX
+    directory, name = os.path.split(os.path.abspath(save_path))
+    path = os.path.join(directory, f".{name}{CLAIM_SUFFIX}")
     with _table_lock:
         _drop_released()
         held = _claims.get(path)
