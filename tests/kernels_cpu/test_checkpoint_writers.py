@@ -199,6 +199,13 @@ def test_the_next_save_removes_what_a_killed_save_left(tmp_path, kill_at, sharde
     assert _listing(directory) == _files_of(directory, ["m-1", "m-3"])
 
 
+def test_whoever_takes_the_directory_lock_next_undoes_a_commit_its_writer_died_in(tmp_path):
+    directory = _killed_save(tmp_path, ".index")
+    assert any(f.startswith("m-2.data-") and ".tempstate" not in f for f in os.listdir(directory))
+    tf.train.update_checkpoint_state(str(directory), str(directory / "m-1"))  # no save: only the state file
+    assert _listing(directory) == _files_of(directory, ["m-1"])
+
+
 def test_temporaries_of_live_writers_and_fresh_ones_of_other_hosts_are_kept(tmp_path):
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     finished = subprocess.Popen([sys.executable, "-c", "pass"])

@@ -177,21 +177,34 @@ def _try_lock(fd, path):
 
 _table_lock = threading.Lock()
 _thread_locks = {}  # directory lock path -> threading.Lock: POSIX locks do not exclude threads of one process
+_held = threading.local()  # .locks: {lock path: the DirectoryLock this thread holds}
 
 
 class DirectoryLock:
     """Held while checkpoints of a directory are committed or deleted and while its state file is rewritten.
 
-    ``unfinished`` is what a holder that died mid-commit noted (``note``), for this holder to undo; a note
-    is cleared when the lock is released."""
+    ``unfinished`` is what a holder that died mid-commit noted (``note``), for this holder to undo and then
+    set to None; a note stays until then, and a holder's own note is cleared when it releases the lock. A thread that holds it may enter it again (a no-op), so a caller
+    can hold it across several of these steps."""
 
     def __init__(self, directory, timeout=LOCK_TIMEOUT_SECONDS):
         self.path = os.path.join(os.path.abspath(directory), DIRECTORY_LOCK)
         self.timeout = timeout
         self.unfinished = None
         self._fd = None
+        self._outer = None
+
+    @property
+    def outermost(self):
+        """Whether this entry took the lock (rather than entering it again)."""
+        return self._outer is None
 
     def __enter__(self):
+        held = _held.__dict__.setdefault("locks", {})
+        self._outer = held.get(self.path)
+        if self._outer is not None:
+            self._fd = self._outer._fd  # never a second descriptor: closing it would drop the POSIX lock
+            return self
         deadline = time.monotonic() + self.timeout
         with _table_lock:
             thread_lock = _thread_locks.setdefault(self.path, threading.Lock())
@@ -210,6 +223,7 @@ class DirectoryLock:
         except BaseException:
             self._release()
             raise
+        held[self.path] = self
         return self
 
     def note(self, committing):
@@ -217,8 +231,11 @@ class DirectoryLock:
         _write_holder(self._fd, _holder(committing=committing), durable=True)
 
     def __exit__(self, *exc):
+        if self._outer is not None:
+            return
+        del _held.locks[self.path]
         try:
-            _write_holder(self._fd, _holder())
+            _write_holder(self._fd, _holder(committing=self.unfinished) if self.unfinished else _holder())
         finally:
             self._release()
 

@@ -9,6 +9,7 @@ were. Reading verifies sizes and checksums and raises DataLossError naming the f
 when several processes write one directory: runtime/checkpoint_files.py. See docs/checkpoint-format.md.
 """
 
+import contextlib
 import json
 import os
 import threading
@@ -135,10 +136,7 @@ def _commit(prefix, body, moves):
     under the directory lock; then deletes the data of the version of ``prefix`` this one replaced."""
     body["num_shards"] = len(body["shards"])
     directory = os.path.dirname(os.path.abspath(prefix))
-    with checkpoint_files.DirectoryLock(directory) as lock:
-        if lock.unfinished:
-            _undo(directory, lock.unfinished)
-        checkpoint_files.remove_stale(directory)
+    with directory_lock(directory) as lock:
         replaced = [os.path.basename(p) for p in _data_files(prefix)]
         adding = [os.path.basename(final) for _, final in moves]
         journal = {"prefix": os.path.basename(prefix), "adding": adding, "replacing": replaced}
@@ -155,6 +153,19 @@ def _commit(prefix, body, moves):
             raise
         for name in set(replaced) - set(adding):
             _remove(os.path.join(directory, name))
+
+
+@contextlib.contextmanager
+def directory_lock(directory):
+    """The directory lock, taken the way every writer takes it: first finishing or rolling back a commit
+    whose writer died holding it, and removing what dead writers left."""
+    with checkpoint_files.DirectoryLock(directory) as lock:
+        if lock.unfinished:
+            _undo(directory, lock.unfinished)
+            lock.unfinished = None
+        if lock.outermost:
+            checkpoint_files.remove_stale(directory)
+        yield lock
 
 
 def _undo(directory, journal):
@@ -220,7 +231,7 @@ def delete_checkpoint(prefix):
     """Removes a checkpoint: its index first (so it stops existing at once), then its data. Under the
     directory lock every data file of ``prefix`` not being written is this checkpoint's (data files get
     their final names only under the lock); the temporaries of another writer saving ``prefix`` are left."""
-    with checkpoint_files.DirectoryLock(os.path.dirname(os.path.abspath(prefix))):
+    with directory_lock(os.path.dirname(os.path.abspath(prefix))):
         _remove(index_path(prefix))
         for path in _data_files(prefix):
             _remove(path)

@@ -13,7 +13,7 @@ import re
 import time
 
 from tensorweave import errors
-from tensorweave.runtime import checkpoint_files, checkpoint_format
+from tensorweave.runtime import checkpoint_format
 
 __all__ = ["CheckpointState", "checkpoint_exists", "generate_checkpoint_state_proto", "get_checkpoint_mtimes",
            "get_checkpoint_state", "latest_checkpoint", "remove_checkpoint", "update_checkpoint_state"]
@@ -106,7 +106,7 @@ def _write_state(save_dir, latest_filename, model_checkpoint_path, make_state):
         raise errors.InvalidArgumentError(None, None, (
             f"the checkpoint {model_checkpoint_path!r} and its state file would have the same name; "
             f"choose another save_path or latest_filename"))
-    with checkpoint_files.DirectoryLock(save_dir):
+    with checkpoint_format.directory_lock(save_dir):
         checkpoint_format.atomic_write(path, str(make_state()).encode())
 
 

@@ -282,12 +282,13 @@ class Saver:
             meta_graph.export_meta_graph(f"{checkpoint_file}.{meta_graph_suffix}", saver_def=self.saver_def,
                                          graph=sess.graph)
         self._record(prefix)
-        if write_state:
-            relative = self._save_relative_paths or not (os.path.isabs(save_dir) or os.path.isabs(prefix))
-            checkpoint_management.record_checkpoint(
-                save_dir, prefix, self.last_checkpoints, [t for _, t in self._last_checkpoints], self._owns,
-                latest_filename, self._next_checkpoint_time - self._keep_every_n_hours * 3600, relative)
-        self._delete_old(meta_graph_suffix)
+        with checkpoint_format.directory_lock(save_dir):  # no other writer lists a checkpoint between these two
+            if write_state:
+                relative = self._save_relative_paths or not (os.path.isabs(save_dir) or os.path.isabs(prefix))
+                checkpoint_management.record_checkpoint(
+                    save_dir, prefix, self.last_checkpoints, [t for _, t in self._last_checkpoints], self._owns,
+                    latest_filename, self._next_checkpoint_time - self._keep_every_n_hours * 3600, relative)
+            self._delete_old(meta_graph_suffix)
         return prefix
 
     def _claim(self, save_path):
