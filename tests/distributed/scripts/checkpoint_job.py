@@ -9,6 +9,7 @@ import os
 import sys
 
 import numpy as np
+from mpi4py import MPI
 from mpi_common import start
 
 import tensorweave as tf
@@ -25,14 +26,27 @@ tf.summary.scalar("w0", w[0])
 
 
 class Report(tf.train.SessionRunHook):
+    """Says where a rank starts; the other ranks then let the chief go on (see ChiefWaits)."""
+
     def after_create_session(self, session, coord):
         print(f"rank {rank} starts at global step {int(session.run(step))}", flush=True)
+        if rank != 0 and mode == "default":
+            MPI.COMM_WORLD.Barrier()
+
+
+class ChiefWaits(tf.train.SessionRunHook):
+    """The chief's first hook: it goes on (saving its first checkpoint, training) once the other ranks have
+    restored, so they all restore the checkpoint the job starts from, not one the chief wrote since."""
+
+    def after_create_session(self, session, coord):
+        MPI.COMM_WORLD.Barrier()
 
 
 chief = {} if mode == "default" else {"is_chief": True}
 with tf.train.MonitoredTrainingSession(checkpoint_dir=checkpoint_dir, save_checkpoint_steps=5, save_summaries_steps=10,
-                                       log_step_count_steps=10, hooks=[tf.train.StopAtStepHook(last_step=last_step),
-                                                                       Report()], **chief) as sess:
+                                       log_step_count_steps=10, chief_only_hooks=[ChiefWaits()] if chief == {} else [],
+                                       hooks=[tf.train.StopAtStepHook(last_step=last_step), Report()],
+                                       **chief) as sess:
     while not sess.should_stop():
         sess.run(train)
 print(f"rank {rank} finished", flush=True)
