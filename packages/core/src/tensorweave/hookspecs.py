@@ -64,7 +64,11 @@ def tensorweave_register_transports(registrar):
     """Add transports for remote rendezvous: ``registrar.add_transport(scheme, factory)``.
 
     ``factory(target, config)`` returns an object that carries Send/Recv between processes and
-    runs partitions on remote tasks; sessions whose target starts with ``scheme://`` use it.
+    runs partitions on remote tasks; sessions whose target starts with ``scheme://`` use it. The factory
+    may also have ``start_server(server_def)`` (what ``tf.train.Server`` starts for that protocol) and
+    ``task_role()``: None while this process is in no job of the transport, else (is_chief, a description
+    such as "rank 2 of 3; the chief is rank 0"); MonitoredTrainingSession asks it when ``is_chief`` is not
+    given, so only the chief writes checkpoints and summaries.
     """
 
 

@@ -47,6 +47,20 @@ def is_chief():
     return get_world().rank == 0
 
 
+def task_role():
+    """(is_chief, description) for MonitoredTrainingSession, or None before ``init()``. The chief is rank 0, or
+    once a ``tf.train.Server`` named the ranks' tasks, TF1's: /job:chief/task:0, else /job:master/task:0, else
+    /job:worker/task:0."""
+    world = get_world(required=False)
+    if world is None:
+        return None
+    by_task = {task: rank for rank, task in world.task_names.items()}
+    chief = next((by_task[t] for t in ("/job:chief/task:0", "/job:master/task:0", "/job:worker/task:0")
+                  if t in by_task), 0)
+    return world.rank == chief, (f"{world.describe(world.rank)} of the {world.size} ranks of this MPI job; "
+                                 f"the chief is {world.describe(chief)}")
+
+
 def chief_only(value):
     """``value`` on rank 0, None on the other ranks (for checkpoint_dir, summary writers, log paths)."""
     return value if is_chief() else None

@@ -1,5 +1,5 @@
 """The plugin entry point of tensorweave-distributed: the collective ops and their kernels, and the
-``mpi://`` session target (Send/Recv between processes)."""
+``mpi://`` session target (Send/Recv between processes), whose transport also says which rank is the chief."""
 
 from tensorweave.extension import hookimpl
 
@@ -34,4 +34,10 @@ def _start_server(server_def):
     return server.start_server(server_def)
 
 
+def _task_role():
+    from tensorweave_distributed.data import task_role
+    return task_role()
+
+
 _mpi_master.start_server = _start_server  # what tf.train.Server asks the transport of its protocol
+_mpi_master.task_role = _task_role  # what MonitoredTrainingSession asks when it is not told is_chief

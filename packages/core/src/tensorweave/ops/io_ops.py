@@ -53,7 +53,7 @@ def _restore_shape(op):
 def _slice_shape(spec):
     if spec is None:
         return tensor_shape.TensorShape(None)
-    from tensorweave.runtime.checkpoint_format import parse_shape_and_slice
+    from tensorweave.runtime.checkpoint_values import parse_shape_and_slice
     _, extents = parse_shape_and_slice(spec)
     return tensor_shape.TensorShape(None) if extents is None else tensor_shape.TensorShape([n for _, n in extents])
 

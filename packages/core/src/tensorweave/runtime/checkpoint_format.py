@@ -1,15 +1,19 @@
 """The checkpoint format on disk: safetensors data shards plus a JSON index, written atomically.
 
-A checkpoint with prefix ``P`` is ``P.data-00000-of-0000N`` (safetensors files holding the tensors)
-and ``P.index`` (the manifest: for each saved name its dtype, full shape and the slices stored, where
-each slice lives and its CRC-32, plus each shard's size and CRC-32). Every file is written to a
-temporary name, fsynced and renamed into place; the index goes last, so a checkpoint exists exactly
-when its index does and a crash mid-save leaves earlier checkpoints as they were. Reading verifies
-sizes and checksums and raises DataLossError naming the file. See docs/checkpoint-format.md.
+A checkpoint with prefix ``P`` is ``P.data-00000-of-0000N-<random>`` (safetensors files holding the
+tensors) and ``P.index`` (the manifest: for each saved name its dtype, full shape and the slices stored,
+where each slice lives, plus each shard's size and CRC-32). Every file is written to a temporary name and
+fsynced; under the directory lock the data files are renamed into place and then the index, so a
+checkpoint exists exactly when its index does and a crash mid-save leaves earlier checkpoints as they
+were. Reading verifies sizes and checksums and raises DataLossError naming the file. Who may delete what
+when several processes write one directory: runtime/checkpoint_files.py. See docs/checkpoint-format.md.
 """
 
+import contextlib
 import json
 import os
+import threading
+import time
 import uuid
 import zlib
 
@@ -17,6 +21,8 @@ import numpy as np
 import safetensors.numpy as safetensors
 
 from tensorweave import dtypes, errors
+from tensorweave.runtime import checkpoint_files
+from tensorweave.runtime.checkpoint_values import decode, encode, index_of, parse_shape_and_slice
 
 FORMAT = "tensorweave-checkpoint/1"
 INDEX_SUFFIX = ".index"
@@ -50,78 +56,28 @@ def bad_prefix_hint(path):
     return None
 
 
-# ---- slices --------------------------------------------------------------------------------------
-def parse_shape_and_slice(spec):
-    """TF's "dim0 dim1 ... start,length:-:..." → (full shape, [(start, length) per dim]); '' → (None, None)."""
-    spec = spec.decode() if isinstance(spec, bytes) else str(spec)
-    if not spec.strip():
-        return None, None
-    parts = spec.split()
-    try:
-        shape = [int(d) for d in parts[:-1]]
-        extents = []
-        for dim, text in zip(shape, parts[-1].split(":")):
-            if text == "-":
-                extents.append((0, dim))
-            else:
-                start, length = (int(v) for v in text.split(","))
-                if start < 0 or length < 0 or start + length > dim:
-                    raise ValueError
-                extents.append((start, length))
-    except ValueError:
-        raise errors.InvalidArgumentError(None, None, (
-            f"bad shape_and_slice {spec!r}: expected full dims then 'start,length' or '-' per dim, "
-            f"e.g. '10 5 0,4:-'")) from None
-    if len(extents) != len(shape):
-        raise errors.InvalidArgumentError(None, None, f"shape_and_slice {spec!r} has {len(shape)} dims but "
-                                                      f"{len(extents)} slice entries")
-    return shape, extents
-
-
-def _index_of(extents):
-    return tuple(slice(s, s + n) for s, n in extents)
-
-
-# ---- encoding the dtypes safetensors has no code for ----------------------------------------------
-def _encode(array, dtype):
-    """(array safetensors can store, encoding name, extra index fields)."""
-    if dtype is dtypes.string:
-        items = [v if isinstance(v, bytes) else str(v).encode() for v in array.reshape(-1)]
-        return np.frombuffer(b"".join(items), np.uint8).copy(), "bytes", {"lengths": [len(v) for v in items]}
-    if dtype.is_complex:
-        return np.ascontiguousarray(array).view(array.real.dtype).reshape(array.shape + (2,)), "complex", {}
-    return np.ascontiguousarray(array), "raw", {}
-
-
-def _decode(stored, entry, shape):
-    encoding = entry["encoding"]
-    if encoding == "bytes":
-        data, out, pos = stored.tobytes(), [], 0
-        for n in entry["lengths"]:
-            out.append(data[pos:pos + n])
-            pos += n
-        strings = np.empty(len(out), dtype=object)
-        strings[:] = out
-        return strings.reshape(shape)
-    if encoding == "complex":
-        return np.ascontiguousarray(stored).view(np.complex64 if stored.dtype == np.float32 else np.complex128
-                                                 ).reshape(shape)
-    return np.array(stored, copy=True).reshape(shape)
-
-
 # ---- writing -----------------------------------------------------------------------------------------
 def atomic_write(path, data):
-    tmp = f"{path}.tempstate{uuid.uuid4().hex}"
+    """Writes ``path`` whole or not at all (a temporary named after this writer, fsynced, renamed)."""
+    tmp = _write_temporary(path, data)
+    try:
+        commit(tmp, path)
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _write_temporary(path, data):
+    tmp = checkpoint_files.temp_path(path)
     try:
         with open(tmp, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        commit(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        _remove(tmp)
         raise
+    return tmp
 
 
 def commit(tmp, path):
@@ -143,7 +99,8 @@ def _fsync_dir(path):
 
 
 def _write_data(path, entries, shard):
-    """Writes one safetensors shard of ``entries`` (name, shape_and_slice, array, DType); returns its index body."""
+    """Writes one safetensors shard of ``entries`` (name, shape_and_slice, array, DType) to a temporary of
+    ``path``; returns (the temporary, its index body)."""
     tensors, stored = {}, {}
     for i, (name, spec, array, dtype) in enumerate(entries):
         full, extents = parse_shape_and_slice(spec)
@@ -158,15 +115,15 @@ def _write_data(path, entries, shard):
                                 or entry["dtype"] != dtype.name or entry["shape"] != full):
             raise errors.InvalidArgumentError(None, None, (
                 f"tensor {name!r} is saved twice in one checkpoint, or its slices disagree on dtype or full shape"))
-        data, encoding, extra = _encode(array, dtype)
+        data, encoding, extra = encode(array, dtype)
         key = f"t{i}"
         tensors[key] = data
         entry["slices"].append(dict(key=key, shard=shard, encoding=encoding,
                                     extent=None if extents is None else [list(e) for e in extents], **extra))
     blob = safetensors.save(tensors, metadata={"format": FORMAT})
-    atomic_write(path, blob)
-    return {"shards": {str(shard): {"file": os.path.basename(path), "size": len(blob), "crc32": zlib.crc32(blob)}},
-            "tensors": stored}
+    tmp = _write_temporary(path, blob)
+    return tmp, {"shards": {str(shard): {"file": os.path.basename(path), "size": len(blob), "crc32": zlib.crc32(blob)}},
+                 "tensors": stored}
 
 
 def _new_data_path(prefix, shard, num_shards):
@@ -174,14 +131,61 @@ def _new_data_path(prefix, shard, num_shards):
     return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}-{uuid.uuid4().hex[:8]}"
 
 
-def _commit_index(prefix, body):
+def _commit(prefix, body, moves):
+    """Renames the data files into place (``moves``: [(where it is, its final path)]) and then the index,
+    under the directory lock; then deletes the data of the version of ``prefix`` this one replaced."""
     body["num_shards"] = len(body["shards"])
-    atomic_write(index_path(prefix), _index_bytes(body))
-    _fsync_dir(prefix)
-    keep = {info["file"] for info in body["shards"].values()}
-    for path in _data_files(prefix):
-        if os.path.basename(path) not in keep and ".tempstate" not in path:
-            _remove(path)  # the data of the checkpoint this one replaced
+    directory = os.path.dirname(os.path.abspath(prefix))
+    with directory_lock(directory) as lock:
+        replaced = [os.path.basename(p) for p in _data_files(prefix)]
+        adding = [os.path.basename(final) for _, final in moves]
+        journal = {"prefix": os.path.basename(prefix), "adding": adding, "replacing": replaced}
+        lock.note(journal)
+        try:
+            for source, final in moves:
+                commit(source, final)
+            atomic_write(index_path(prefix), _index_bytes(body))
+            _fsync_dir(prefix)
+        except BaseException:
+            _undo(directory, journal)
+            for source, _ in moves:
+                _remove(source)
+            raise
+        for name in set(replaced) - set(adding):
+            _remove(os.path.join(directory, name))
+
+
+@contextlib.contextmanager
+def directory_lock(directory):
+    """The directory lock, taken the way every writer takes it: first finishing or rolling back a commit
+    whose writer died holding it, and removing what dead writers left."""
+    with checkpoint_files.DirectoryLock(directory) as lock:
+        if lock.unfinished:
+            _undo(directory, lock.unfinished)
+            lock.unfinished = None
+        if lock.outermost:
+            checkpoint_files.remove_stale(directory)
+        yield lock
+
+
+def _undo(directory, journal):
+    """Finishes or rolls back a commit whose writer stopped part-way, by what the index names now."""
+    named = _named_files(os.path.join(directory, journal["prefix"]))
+    if named is None:
+        return  # a damaged index: leave its files for whoever looks into it
+    committed = set(journal["adding"]) <= named
+    for name in set(journal["replacing"] if committed else journal["adding"]) - named:
+        _remove(os.path.join(directory, name))
+
+
+def _named_files(prefix):
+    """The data files the index of ``prefix`` names (empty without an index), or None if it does not parse."""
+    try:
+        return {info["file"] for info in read_index(prefix)["shards"].values()}
+    except errors.NotFoundError:
+        return set()
+    except errors.DataLossError:
+        return None
 
 
 def _index_bytes(body):
@@ -193,44 +197,53 @@ def _index_bytes(body):
 def write_checkpoint(prefix, entries):
     """Writes a one-shard checkpoint at ``prefix``: its data file, then (committing it) its index."""
     os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
-    _commit_index(prefix, _write_data(_new_data_path(prefix, 0, 1), entries, 0))
+    final = _new_data_path(prefix, 0, 1)
+    tmp, body = _write_data(final, entries, 0)
+    _commit(prefix, body, [(tmp, final)])
 
 
 def merge_checkpoints(prefixes, destination, delete_old_dirs=True):
     """Makes one checkpoint of the one-shard checkpoints at ``prefixes`` (a sharded save's parts)."""
     os.makedirs(os.path.dirname(os.path.abspath(destination)), exist_ok=True)
-    merged = {"shards": {}, "tensors": {}}
+    merged, moves = {"shards": {}, "tensors": {}}, []
     for i, part in enumerate(prefixes):
         body = read_index(part)
         (info,) = body["shards"].values()
         target = _new_data_path(destination, i, len(prefixes))
-        os.replace(os.path.join(os.path.dirname(os.path.abspath(part)), info["file"]), target)
+        moves.append((os.path.join(os.path.dirname(os.path.abspath(part)), info["file"]), target))
         merged["shards"][str(i)] = {**info, "file": os.path.basename(target)}
         for name, entry in body["tensors"].items():
             have = merged["tensors"].setdefault(name, {**entry, "slices": []})
             have["slices"].extend({**s, "shard": i} for s in entry["slices"])
-    _commit_index(destination, merged)
+    _commit(destination, merged, moves)
     for part in prefixes:
         _remove(index_path(part))
-        if delete_old_dirs:
+        if delete_old_dirs:  # the parts' directory is this save's own: its lock file goes with it
+            parts_dir = os.path.dirname(os.path.abspath(part))
+            _remove(os.path.join(parts_dir, checkpoint_files.DIRECTORY_LOCK))
             try:
-                os.rmdir(os.path.dirname(os.path.abspath(part)))
+                os.rmdir(parts_dir)
             except OSError:
                 pass
 
 
 def delete_checkpoint(prefix):
-    """Removes a checkpoint: its index first (so it stops existing at once), then its data."""
-    _remove(index_path(prefix))
-    for path in _data_files(prefix):
-        _remove(path)
+    """Removes a checkpoint: its index first (so it stops existing at once), then its data. Under the
+    directory lock every data file of ``prefix`` not being written is this checkpoint's (data files get
+    their final names only under the lock); the temporaries of another writer saving ``prefix`` are left."""
+    with directory_lock(os.path.dirname(os.path.abspath(prefix))):
+        _remove(index_path(prefix))
+        for path in _data_files(prefix):
+            _remove(path)
 
 
 def _data_files(prefix):
+    """The data files of ``prefix`` that are in place (not temporaries)."""
     directory = os.path.dirname(os.path.abspath(prefix))
     start = os.path.basename(prefix) + _DATA_MARK
     try:
-        return [os.path.join(directory, f) for f in os.listdir(directory) if f.startswith(start)]
+        return [os.path.join(directory, f) for f in os.listdir(directory)
+                if f.startswith(start) and not checkpoint_files.is_temporary(f)]
     except FileNotFoundError:
         return []
 
@@ -262,6 +275,52 @@ def read_index(prefix):
             f"checkpoint index {path!r} is truncated or corrupted (it does not parse or its checksum does not "
             f"match); restore an earlier checkpoint, e.g. from tf.train.get_checkpoint_state(dir)"))
     return body
+
+
+_verified = {}  # data file versions whose CRC-32 held: (path, device, inode, size, mtime, ctime, crc) -> True
+_verified_lock = threading.Lock()
+_SETTLED_SECONDS = 2.0  # file times are coarse (a few ms): a version younger than this may still change unseen
+
+
+def is_intact(prefix):
+    """Whether the index of ``prefix`` checks and every data file has the size and CRC-32 it records.
+
+    Each version of a data file is read once: its identity, size and times are remembered once they are
+    settled, and writing or replacing the file changes them, so it is read again."""
+    try:
+        body = read_index(prefix)
+    except errors.OpError:
+        return False
+    directory = os.path.dirname(os.path.abspath(prefix))
+    return all(_data_file_intact(os.path.join(directory, info["file"]), info) for info in body["shards"].values())
+
+
+def _data_file_intact(path, info):
+    try:
+        f = open(path, "rb")
+    except OSError:
+        return False
+    with f:
+        before = os.fstat(f.fileno())
+        if before.st_size != info["size"]:
+            return False
+        key = (path, before.st_dev, before.st_ino, before.st_size, before.st_mtime_ns, before.st_ctime_ns,
+               info["crc32"])
+        if key in _verified:
+            return True
+        crc = 0
+        while chunk := f.read(8 << 20):
+            crc = zlib.crc32(chunk, crc)
+        after = os.fstat(f.fileno())
+    if crc != info["crc32"]:
+        return False
+    settled = time.time() - max(after.st_mtime, after.st_ctime) > _SETTLED_SECONDS
+    if settled and (after.st_mtime_ns, after.st_ctime_ns) == (before.st_mtime_ns, before.st_ctime_ns):
+        with _verified_lock:
+            if len(_verified) > 4096:
+                _verified.clear()
+            _verified[key] = True
+    return True
 
 
 class CheckpointReader:
@@ -323,7 +382,7 @@ class CheckpointReader:
 
     def _slice_value(self, entry, stored_slice):
         shape = [n for _, n in stored_slice["extent"]] if stored_slice["extent"] is not None else entry["shape"]
-        return _decode(self._shard(stored_slice["shard"])[stored_slice["key"]], stored_slice, shape)
+        return decode(self._shard(stored_slice["shard"])[stored_slice["key"]], stored_slice, shape)
 
     def get_tensor(self, name):
         """The full value saved under ``name`` (assembled from its slices when it was saved in parts)."""
@@ -336,7 +395,7 @@ class CheckpointReader:
         covered = 0
         for s in slices:
             value = self._slice_value(entry, s)
-            full[_index_of(s["extent"])] = value
+            full[index_of(s["extent"])] = value
             covered += value.size
         if covered != full.size:
             raise errors.DataLossError(None, None, (
@@ -356,4 +415,4 @@ class CheckpointReader:
         for s in entry["slices"]:
             if s["extent"] == [list(e) for e in extents]:
                 return self._slice_value(entry, s)
-        return self.get_tensor(name)[_index_of(extents)].copy()
+        return self.get_tensor(name)[index_of(extents)].copy()

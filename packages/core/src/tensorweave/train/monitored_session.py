@@ -327,6 +327,19 @@ class SingularMonitoredSession(_MonitoredSession):
         return self._sess
 
 
+def _writes_checkpoints(directory):
+    """Whether this process is its job's chief (or in no job), and so writes checkpoints and summaries."""
+    from tensorweave.train.server_lib import task_role
+    role = task_role()
+    if role is None or role[0]:
+        return True
+    if directory:
+        _log.info("MonitoredTrainingSession: this process is %s, so it restores from %s but leaves writing "
+                  "checkpoints and summaries there to the chief (pass is_chief=True to write anyway)", role[1],
+                  directory)
+    return False
+
+
 def _summary_saver_hook(scaffold, save_steps, save_secs, output_dir):
     """tensorweave_board's SummarySaverHook when that package is installed and the graph has summaries."""
     try:
@@ -338,14 +351,18 @@ def _summary_saver_hook(scaffold, save_steps, save_secs, output_dir):
     return SummarySaverHook(save_steps=save_steps, save_secs=save_secs, output_dir=output_dir, scaffold=scaffold)
 
 
-def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaffold=None, hooks=None,  # noqa: N802
-                             chief_only_hooks=None, save_checkpoint_secs=USE_DEFAULT, save_summaries_steps=USE_DEFAULT,
-                             save_summaries_secs=USE_DEFAULT, config=None, stop_grace_period_secs=120,
-                             log_step_count_steps=100, max_wait_secs=7200, save_checkpoint_steps=USE_DEFAULT,
-                             summary_dir=None):
+def MonitoredTrainingSession(master="", is_chief=USE_DEFAULT, checkpoint_dir=None, scaffold=None,  # noqa: N802
+                             hooks=None, chief_only_hooks=None, save_checkpoint_secs=USE_DEFAULT,
+                             save_summaries_steps=USE_DEFAULT, save_summaries_secs=USE_DEFAULT, config=None,
+                             stop_grace_period_secs=120, log_step_count_steps=100, max_wait_secs=7200,
+                             save_checkpoint_steps=USE_DEFAULT, summary_dir=None):
     """A MonitoredSession set up for training, as TF1's: the chief restores or initializes the model and
     saves checkpoints (every 600 s by default, or every ``save_checkpoint_steps``), counts steps and, with
-    tensorweave_board installed, saves summaries; other tasks wait for the chief."""
+    tensorweave_board installed, saves summaries; other tasks wait for the chief.
+
+    Without ``is_chief``, a process in a distributed job (an MPI rank, once tensorweave_distributed started)
+    that is not the job's chief restores and initializes as the chief does but writes nothing into
+    ``checkpoint_dir`` or ``summary_dir`` (TF1's rule: only the chief saves); outside any job it is the chief."""
     if save_summaries_steps is USE_DEFAULT and save_summaries_secs is USE_DEFAULT:
         save_summaries_steps, save_summaries_secs = 100, None
     save_summaries_steps = None if save_summaries_steps is USE_DEFAULT else save_summaries_steps
@@ -355,20 +372,23 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
     save_checkpoint_steps = None if save_checkpoint_steps is USE_DEFAULT else save_checkpoint_steps
     save_checkpoint_secs = None if save_checkpoint_secs is USE_DEFAULT else save_checkpoint_secs
     scaffold = scaffold or Scaffold()
+    writes = True
+    if is_chief is USE_DEFAULT:
+        is_chief, writes = True, _writes_checkpoints(checkpoint_dir or summary_dir)
     if not is_chief:
         creator = WorkerSessionCreator(scaffold=scaffold, master=master, config=config, max_wait_secs=max_wait_secs)
         return MonitoredSession(creator, hooks=hooks, stop_grace_period_secs=stop_grace_period_secs)
-    all_hooks = list(chief_only_hooks or [])
+    all_hooks = list(chief_only_hooks or []) if writes else []
     creator = ChiefSessionCreator(scaffold=scaffold, checkpoint_dir=checkpoint_dir, master=master, config=config)
     summary_dir = summary_dir or checkpoint_dir
-    if summary_dir:
+    if summary_dir and writes:
         if log_step_count_steps and log_step_count_steps > 0:
             all_hooks.append(hooks_lib.StepCounterHook(every_n_steps=log_step_count_steps, output_dir=summary_dir))
         if (save_summaries_steps or 0) > 0 or (save_summaries_secs or 0) > 0:
             summary_hook = _summary_saver_hook(scaffold, save_summaries_steps, save_summaries_secs, summary_dir)
             if summary_hook is not None:
                 all_hooks.append(summary_hook)
-    if checkpoint_dir and ((save_checkpoint_secs or 0) > 0 or (save_checkpoint_steps or 0) > 0):
+    if checkpoint_dir and writes and ((save_checkpoint_secs or 0) > 0 or (save_checkpoint_steps or 0) > 0):
         all_hooks.append(hooks_lib.CheckpointSaverHook(checkpoint_dir, save_steps=save_checkpoint_steps,
                                                        save_secs=save_checkpoint_secs, scaffold=scaffold))
     all_hooks.extend(hooks or [])

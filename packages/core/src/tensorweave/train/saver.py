@@ -4,14 +4,18 @@ A Saver adds two sub-graphs at construction: save (read every variable, one Save
 when sharded) and restore (RestoreV2, then assign every variable). Restore ops read and verify all
 values before any assign runs, so a damaged checkpoint changes nothing. The checkpoint files are
 written atomically by the kernels; the state file is updated after them, and old checkpoints are
-deleted last.
+deleted last. A Saver's first save to a save path claims it for this process (runtime/checkpoint_files.py):
+another process saving the same path fails there, naming this one, and a Saver deletes only checkpoints of
+the save paths it claimed.
 """
 
 import collections
 import logging
 import os
+import re
 import time
 import uuid
+import weakref
 
 from tensorweave import dtypes, errors
 from tensorweave.framework import graph as graph_mod, tensor_shape
@@ -19,7 +23,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.device_spec import DeviceSpec
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops import array_ops, control_flow_ops, io_ops
-from tensorweave.runtime import checkpoint_format
+from tensorweave.runtime import checkpoint_files, checkpoint_format
 from tensorweave.train import checkpoint_management
 
 __all__ = ["Saver", "SaverDef"]
@@ -158,6 +162,9 @@ class Saver:
         self._last_checkpoints = []  # [(prefix, time)] still kept, oldest first
         self._to_delete = []
         self._next_checkpoint_time = time.time() + keep_checkpoint_every_n_hours * 3600
+        self._claimed = []  # absolute save paths this Saver writes (claimed for this process)
+        self._claim_token = uuid.uuid4().hex
+        weakref.finalize(self, checkpoint_files.release, self._claim_token)
         self.saver_def = saver_def
         self._is_empty = False
         if saver_def is None and not defer_build:
@@ -267,6 +274,7 @@ class Saver:
         if not os.path.isdir(save_dir):
             raise ValueError(f"parent directory of {checkpoint_file!r} does not exist, so the checkpoint cannot be "
                              f"saved; create it first (os.makedirs({save_dir!r}))")
+        self._claim(os.fspath(save_path))
         prefix = _as_text(sess.run(self.saver_def.save_tensor_name,
                                    {self.saver_def.filename_tensor_name: checkpoint_file}))
         if write_meta_graph:
@@ -274,21 +282,32 @@ class Saver:
             meta_graph.export_meta_graph(f"{checkpoint_file}.{meta_graph_suffix}", saver_def=self.saver_def,
                                          graph=sess.graph)
         self._record(prefix)
-        if write_state:
-            stored = [os.path.basename(p) if self._save_relative_paths else p for p in self.last_checkpoints]
-            latest = os.path.basename(prefix) if self._save_relative_paths else prefix
-            checkpoint_management.update_checkpoint_state(
-                save_dir, latest, stored, latest_filename,
-                all_model_checkpoint_timestamps=[t for _, t in self._last_checkpoints],
-                last_preserved_timestamp=self._next_checkpoint_time - self._keep_every_n_hours * 3600)
-        self._delete_old(meta_graph_suffix)
+        with checkpoint_format.directory_lock(save_dir):  # no other writer lists a checkpoint between these two
+            if write_state:
+                relative = self._save_relative_paths or not (os.path.isabs(save_dir) or os.path.isabs(prefix))
+                checkpoint_management.record_checkpoint(
+                    save_dir, prefix, self.last_checkpoints, [t for _, t in self._last_checkpoints], self._owns,
+                    latest_filename, self._next_checkpoint_time - self._keep_every_n_hours * 3600, relative)
+            self._delete_old(meta_graph_suffix)
         return prefix
 
+    def _claim(self, save_path):
+        path = os.path.abspath(save_path)
+        if path not in self._claimed:
+            checkpoint_files.claim(path, self._claim_token)
+            self._claimed.append(path)
+
+    def _owns(self, prefix):
+        """Whether ``prefix`` is a checkpoint of a save path this Saver claimed (the path, or it and a step)."""
+        prefix = os.path.abspath(prefix)
+        return any(prefix == path or re.fullmatch(re.escape(path) + r"-\d+", prefix) for path in self._claimed)
+
     def _record(self, prefix):
-        """Adds ``prefix`` to the kept checkpoints; the ones beyond max_to_keep wait for deletion."""
+        """Adds ``prefix`` to the kept checkpoints; the ones beyond max_to_keep wait for deletion. Kept
+        checkpoints of save paths this Saver does not write (taken over from the state file) are forgotten."""
         if not self._max_to_keep:
             return
-        self._last_checkpoints = [(p, t) for p, t in self._last_checkpoints if p != prefix]
+        self._last_checkpoints = [(p, t) for p, t in self._last_checkpoints if p != prefix and self._owns(p)]
         self._last_checkpoints.append((prefix, time.time()))
         while len(self._last_checkpoints) > self._max_to_keep:
             self._to_delete.append(self._last_checkpoints.pop(0))

@@ -213,3 +213,15 @@ def _transport_server(protocol, server_def):
         raise ValueError(f"tf.train.Server: no server for protocol {protocol!r}; for 'mpi' install the "
                          f"distributed package (pip install tensorweave[distributed]) and launch with mpiexec")
     return factory.start_server(server_def)
+
+
+def task_role():
+    """(is_chief, description) of this process in the job a transport runs it in (an MPI job, once it started),
+    or None outside any; what MonitoredTrainingSession goes by when it is not told ``is_chief``."""
+    from tensorweave.plugins import get_registries
+    for _, factory in get_registries().transports.items():
+        role = getattr(factory, "task_role", None)
+        answer = role() if callable(role) else None
+        if answer is not None:
+            return answer
+    return None
