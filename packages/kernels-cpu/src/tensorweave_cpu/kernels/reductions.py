@@ -45,11 +45,13 @@ def _reduction(op_type, reduce, quiet=False):
 
 
 def _mean(xp, x, axes, keep, dtype):
+    """The sum over the count (numpy's mean, without its warning on an empty axis: TF gives NaN quietly)."""
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
     if dtype.kind in "iu":
         total = xp.sum(x, axis=axes, keepdims=keep, dtype=dtype)
-        count = max(int(np.prod([x.shape[a] for a in axes], dtype=np.int64)), 1)
+        count = max(count, 1)
         return xp.sign(total) * (xp.abs(total) // count) if dtype.kind == "i" else total // count
-    return xp.mean(x, axis=axes, keepdims=keep, dtype=_accumulator(dtype))
+    return xp.true_divide(xp.sum(x, axis=axes, keepdims=keep, dtype=_accumulator(dtype)), count)
 
 
 def _extreme(pick, empty_value):
@@ -117,7 +119,7 @@ def _cumulative(op_type, xp_name, identity):
             if reverse:
                 x = xp.flip(x, axis)
             out = run(x, axis=axis, dtype=_accumulator(dtype))
-            if exclusive:
+            if exclusive and x.shape[axis]:
                 shifted = xp.empty_like(out)
                 before = (slice(None),) * axis
                 shifted[before + (0,)] = identity
