@@ -88,22 +88,28 @@ def _axis(axis, ndim):
     return axis % ndim
 
 
-def _arg_reduction(op_type, xp_name):
+def _arg_reduction(op_type, xp_name, nan_stand_in):
+    """ArgMax/ArgMin as TF computes them: NaNs are skipped (they stand in as the value no entry can beat),
+    so a row of NaNs, or of NaNs and the stand-in, gives index 0; ties give the first index."""
     def build(node):
-        pick = getattr(node.device.array_module, xp_name)
+        xp = node.device.array_module
+        pick = getattr(xp, xp_name)
         dtype = node.output_dtypes[0].as_numpy_dtype
+        inexact = np.dtype(node.input_dtypes[0].as_numpy_dtype).kind == "f"
 
         def compute(x, dimension):
             axis = _axis(dimension, x.ndim)
             if x.shape[axis] == 0:
                 raise ValueError(f"{op_type} over axis {axis} of shape {x.shape}: the axis is empty")
+            if inexact:
+                x = xp.where(xp.isnan(x), nan_stand_in(x.dtype), x)
             return pick(x, axis=axis).astype(dtype)
         return compute
     KERNELS.add(op_type, build=build)
 
 
-_arg_reduction("ArgMax", "argmax")
-_arg_reduction("ArgMin", "argmin")
+_arg_reduction("ArgMax", "argmax", _lowest)
+_arg_reduction("ArgMin", "argmin", _highest)
 
 
 def _cumulative(op_type, xp_name, identity):
