@@ -77,7 +77,7 @@ _KERNEL_RULES = {
     "tensorweave.ops.broadcast_gradient_ops": ["broadcast_reduction_axes"],
     "tensorweave.ops.shape_ops": ["broadcast_shape_values", "check_reshape_target", "expand_axis", "squeeze_axes"],
     "tensorweave.ops.range_ops": ["range_size"],
-    "tensorweave.ops.window_geometry": ["spatial_params", "window_geometry"],
+    "tensorweave.ops.window_geometry": ["spatial_paddings", "spatial_params", "window_geometry"],
     "tensorweave.ops.training_ops": ["SLOTS", "UPDATES", "sparse_inputs"],
     "tensorweave.ops.slice_spec": ["MASKS", "dense_key", "sliced_dims"],
     "tensorweave.ops.nn_ops": ["SELU_ALPHA", "SELU_SCALE", "bias_channel_axis"],
