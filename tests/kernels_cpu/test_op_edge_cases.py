@@ -1,5 +1,5 @@
 """Single ops at their edges against TF1 (tests/fixtures/tf1/make_op_edge_cases.py): argmax/argmin skip NaNs,
-top_k is a TopKV2 namedtuple, cumprod's gradient at zeros, clip_by_value's gradient at NaNs and bounds, and the
+integer means are exact where TF's are, top_k is a TopKV2 namedtuple, cumprod's gradient at zeros, clip_by_value's gradient at NaNs and bounds, and the
 axis/dim arguments of softmax and the softmax cross-entropies."""
 
 import numpy as np
@@ -17,6 +17,9 @@ def build(case):
     if kind == "arg":
         x = tf.constant(array(case["x"], case["dtype"]))
         return {"out": getattr(tf, case["fn"])(x, case["axis"])}
+    if kind == "int_reduce":
+        x = tf.constant(array(case["x"], case["dtype"]))
+        return {"mean": tf.reduce_mean(x, case["axis"]), "sum": tf.reduce_sum(x, case["axis"])}
     if kind == "top_k":
         result = tf.nn.top_k(tf.constant(array(case["x"], np.float32)), case["k"])
         return {"values": result.values, "indices": result.indices}
@@ -62,6 +65,9 @@ def test_op_matches_tf1(name):
         value = np.asarray(value)
         want_value = array(want[key]).reshape(want[f"{key}_shape"])
         assert value.shape == want_value.shape, key
+        if case["kind"] == "int_reduce":
+            assert value.dtype == np.dtype(case["dtype"]) and value.tolist() == want_value.tolist(), key
+            continue
         np.testing.assert_allclose(value, want_value, rtol=1e-6 if case.get("dtype") != "float16" else 1e-3,
                                    atol=1e-12, err_msg=key)
 

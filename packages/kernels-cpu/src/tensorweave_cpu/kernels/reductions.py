@@ -45,12 +45,14 @@ def _reduction(op_type, reduce, quiet=False):
 
 
 def _mean(xp, x, axes, keep, dtype):
-    """The sum over the count (numpy's mean, without its warning on an empty axis: TF gives NaN quietly)."""
+    """The sum over the count (numpy's mean, without its warning on an empty axis: TF gives NaN quietly).
+    Integers are summed in 64 bits, so a mean of small integers is exact (as TF's), then truncated to zero."""
     count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
     if dtype.kind in "iu":
-        total = xp.sum(x, axis=axes, keepdims=keep, dtype=dtype)
+        total = xp.sum(x, axis=axes, keepdims=keep, dtype=np.int64 if dtype.kind == "i" else np.uint64)
         count = max(count, 1)
-        return xp.sign(total) * (xp.abs(total) // count) if dtype.kind == "i" else total // count
+        floor = total // count
+        return floor + ((floor * count != total) & (total < 0)) if dtype.kind == "i" else floor
     return xp.true_divide(xp.sum(x, axis=axes, keepdims=keep, dtype=_accumulator(dtype)), count)
 
 
