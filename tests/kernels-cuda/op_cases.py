@@ -127,7 +127,9 @@ CASES = [
                                                                       data_format="NCHW")],
          [(2, 3, 3, 4), (4,)]),
     Case("pooling", lambda x: [tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),
-                               tf.nn.avg_pool(x, [1, 3, 3, 1], [1, 1, 1, 1], "SAME")], [(2, 5, 5, 3)]),
+                               tf.nn.avg_pool(x, [1, 3, 3, 1], [1, 1, 1, 1], "SAME"),
+                               tf.nn.max_pool(x, [1, 3, 2, 1], [1, 2, 1, 1], [[0, 0], [2, 1], [0, 1], [0, 0]])],
+         [(2, 5, 5, 3)]),
     Case("conv2d", lambda x, w: [tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"),
                                  tf.nn.conv2d(x, w, [1, 2, 2, 1], "VALID")], [(2, 6, 6, 3), (3, 3, 3, 4)]),
     Case("conv2d_explicit_padding", lambda x, w: [

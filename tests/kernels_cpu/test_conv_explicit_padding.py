@@ -1,5 +1,5 @@
-"""conv2d and conv2d_transpose with explicit padding lists, and their input and filter gradients, against TF1
-(tests/fixtures/tf1/make_conv_explicit_padding.py), in NHWC and NCHW; TF's refusals of other padding lists."""
+"""conv2d, conv2d_transpose and max_pool with explicit padding lists, and their input and filter gradients, against
+TF1 (tests/fixtures/tf1/make_conv_explicit_padding.py), in NHWC and NCHW; TF's refusals of other padding lists."""
 
 import numpy as np
 import pytest
@@ -114,3 +114,40 @@ def test_explicit_padding_survives_a_graph_def_round_trip():
 def test_conv1d_takes_no_padding_list_as_in_tf():
     with pytest.raises(TypeError, match="conv1d: padding must be 'SAME' or 'VALID'"):
         tf.nn.conv1d(tf.zeros((1, 5, 2)), tf.zeros((2, 2, 3)), 1, [[0, 0], [1, 0], [0, 0]])
+
+
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("name", sorted(n for n in CASES if CASES[n]["kind"] == "max_pool"))
+def test_max_pool_with_explicit_padding_matches_tf1(name, data_format):
+    """Explicit paddings must be smaller than the window (TF checks when the step runs; here while building)."""
+    case = CASES[name]
+    x = array(case["x"])
+    to_format = _nchw if data_format == "NCHW" else (lambda a: a)
+    from_format = _nhwc if data_format == "NCHW" else (lambda a: a)
+
+    def in_format(values):
+        return values if data_format == "NHWC" else [values[0], values[3], values[1], values[2]]
+    xt = tf.constant(to_format(x))
+    pool = {"ksize": in_format(case["ksize"]), "strides": in_format(case["strides"]),
+            "padding": _padding(case["padding"], data_format), "data_format": data_format}
+    if "error" in case:
+        with pytest.raises(ValueError, match="padding"):
+            tf.nn.max_pool(xt, **pool)
+        return
+    y = tf.nn.max_pool(xt, **pool)
+    grad_ys = tf.constant(to_format(array(case["grad_ys"])))
+    dx = tf.gradients(y, xt, grad_ys=grad_ys)[0]
+    # d(sum(dx * x))/d(grad_ys) is x at each window's maximum, the output itself (MaxPoolGradGrad, which TF
+    # defines for SAME and VALID only)
+    picked = tf.gradients(tf.reduce_sum(dx * xt), grad_ys)[0]
+    with tf.Session() as sess:
+        out, dx, picked = sess.run([y, dx, picked])
+    _close(from_format(out), array(case["out"]), np.float64)
+    _close(from_format(dx), array(case["dx"]), np.float64)
+    _close(picked, out, np.float64)
+
+
+def test_avg_pool_takes_no_padding_list_as_in_tf():
+    assert CASES["avg_pool/refused"]["error"] == "TypeError"
+    with pytest.raises(TypeError, match="avg_pool: padding must be 'SAME' or 'VALID'"):
+        tf.nn.avg_pool(tf.zeros((1, 4, 4, 2)), [1, 2, 2, 1], [1, 1, 1, 1], [[0, 0], [1, 0], [0, 1], [0, 0]])

@@ -137,6 +137,22 @@ def test_conv2d_with_explicit_padding_matches_numpy(x_shape, f_shape, strides, p
 
 
 @needs_native
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
+def test_max_pool_with_explicit_padding_matches_numpy(data_format):
+    spatial = [2, 0, 1, 2]
+    attrs = dict(T=tf.float64, ksize=_hw((3, 3), data_format), strides=_hw((2, 1), data_format),
+                 padding="EXPLICIT", explicit_paddings=[0, 0, *spatial, 0, 0] if data_format == "NHWC"
+                 else [0, 0, 0, 0, *spatial], data_format=data_format)
+    x = RNG.standard_normal(_layout((2, 7, 6, 3), data_format))
+    mine, twin = _kernels("MaxPool", **attrs)
+    y = twin(x)
+    _close(mine(x), y, np.float64)
+    grad = RNG.standard_normal(y.shape)
+    mine, twin = _kernels("MaxPoolGrad", **attrs)
+    _close(mine(x, y, grad), twin(x, y, grad), np.float64)
+
+
+@needs_native
 def test_conv2d_reports_a_depth_mismatch_as_the_numpy_kernel_does():
     mine, twin = _kernels("Conv2D", T=tf.float32, strides=[1] * 4, padding="SAME", data_format="NHWC",
                           dilations=[1] * 4)

@@ -63,6 +63,18 @@ def spatial_paddings(padding, explicit_paddings, data_format):
     return pairs[height], pairs[width]
 
 
+def pool_paddings(padding, explicit_paddings, data_format, window):
+    """spatial_paddings for a max pooling of (height, width) ``window``: TF also requires each explicit padding
+    to be smaller than the window, so every window holds at least one element of the input."""
+    paddings = spatial_paddings(padding, explicit_paddings, data_format)
+    if padding == "EXPLICIT":
+        for (before, after), size, axis in zip(paddings, window, ("height", "width")):
+            if max(before, after) >= size:
+                raise ValueError(f"explicit padding ({before}, {after}) along the {axis} needs to be smaller than "
+                                 f"the window size {size} (a window must not hold padding only)")
+    return paddings
+
+
 def padding_attrs(padding):
     """(padding, explicit_paddings) attrs from a wrapper's ``padding``: "SAME"/"VALID", or TF's explicit form,
     a list of 4 [before, after] pairs in the data format's order (which becomes "EXPLICIT")."""

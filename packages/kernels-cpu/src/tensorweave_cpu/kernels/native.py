@@ -132,16 +132,16 @@ def conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format
 
 # ---- pooling -------------------------------------------------------------------------------------------------------
 @_register("MaxPool")
-def max_pool(x, *, ksize, strides, padding, data_format):
+def max_pool(x, *, ksize, strides, padding, data_format, explicit_paddings=()):
     x = to_nhwc(x, data_format)
-    windows = pool_windows(x.shape, ksize, strides, padding, data_format)
+    windows = pool_windows(x.shape, ksize, strides, padding, data_format, explicit_paddings)
     return from_nhwc(native.max_pool(x, _geometry(windows)), data_format)
 
 
 @_register("MaxPoolGrad")
-def max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format):
+def max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format, explicit_paddings=()):
     x, out, grad = (to_nhwc(t, data_format) for t in (x, out, grad))
-    windows = pool_windows(x.shape, ksize, strides, padding, data_format)
+    windows = pool_windows(x.shape, ksize, strides, padding, data_format, explicit_paddings)
     check_grad(grad, windows)
     check_grad(out, windows)
     return from_nhwc(native.max_pool_grad(_c(x), _c(out), _c(grad), _geometry(windows)), data_format)
