@@ -37,6 +37,9 @@ def inputs_for(case, dtype, rng):
             v = rng.integers(1 if case.kind == "nonzero" else -5, 6, shape)
         elif case.kind == "nonzero":
             v = rng.uniform(0.5, 2.0, shape) * rng.choice([-1, 1], shape)
+        elif case.kind == "nans":  # a third NaN, a row of NaNs and a NaN beside -inf
+            v = np.where(rng.uniform(size=shape) < 0.3, np.nan, rng.standard_normal(shape))
+            v[0], v[1, :2] = np.nan, [np.nan, -np.inf]
         else:
             v = rng.standard_normal(shape)
         out.append(np.asarray(v).astype(dtype))
@@ -78,6 +81,8 @@ CASES = [
     Case("reductions", lambda x: [tf.reduce_sum(x, 1), tf.reduce_mean(x, [0, 2]), tf.reduce_max(x, 2, keepdims=True),
                                   tf.reduce_min(x), tf.reduce_prod(x, 0), tf.argmax(x, 1), tf.argmin(x, 2)],
          [(3, 4, 5)], dtypes=FLOATS + INTS),
+    Case("argmax_skips_nans", lambda x: [tf.argmax(x, 1), tf.argmin(x, 1), tf.argmax(x, 0), tf.argmin(x, 0)],
+         [(6, 5)], kind="nans"),
     Case("all_any", lambda x: [tf.reduce_all(x > 0, 1), tf.reduce_any(x > 1, 0)], [(4, 6)]),
     Case("cumulative", lambda x: [tf.cumsum(x, 1), tf.cumsum(x, 0, exclusive=True, reverse=True),
                                   tf.cumprod(x, 1)], [(3, 4)], dtypes=FLOATS + INTS),
@@ -122,9 +127,16 @@ CASES = [
                                                                       data_format="NCHW")],
          [(2, 3, 3, 4), (4,)]),
     Case("pooling", lambda x: [tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),
-                               tf.nn.avg_pool(x, [1, 3, 3, 1], [1, 1, 1, 1], "SAME")], [(2, 5, 5, 3)]),
+                               tf.nn.avg_pool(x, [1, 3, 3, 1], [1, 1, 1, 1], "SAME"),
+                               tf.nn.max_pool(x, [1, 3, 2, 1], [1, 2, 1, 1], [[0, 0], [2, 1], [0, 1], [0, 0]])],
+         [(2, 5, 5, 3)]),
     Case("conv2d", lambda x, w: [tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"),
                                  tf.nn.conv2d(x, w, [1, 2, 2, 1], "VALID")], [(2, 6, 6, 3), (3, 3, 3, 4)]),
+    Case("conv2d_explicit_padding", lambda x, w: [
+        tf.nn.conv2d(x, w, [1, 2, 1, 1], [[0, 0], [2, 1], [0, 3], [0, 0]]),
+        tf.nn.conv2d(tf.transpose(x, [0, 3, 1, 2]), w, 1, [[0, 0], [0, 0], [1, 0], [0, 2]], data_format="NCHW"),
+        *tf.gradients(tf.reduce_sum(tf.sin(tf.nn.conv2d(x, w, 1, [[0, 0], [3, 0], [1, 1], [0, 0]]))), [x, w])],
+        [(2, 6, 5, 3), (3, 2, 3, 4)]),
     Case("lrn", lambda x: tf.nn.lrn(x, 2, 1.0, 0.1, 0.75), [(2, 3, 3, 6)], dtypes=("float32", "float64")),
     # gradients
     Case("grad_activations", _grad(lambda x: tf.nn.relu(x) + tf.tanh(x) + tf.sigmoid(x) + tf.nn.elu(x)

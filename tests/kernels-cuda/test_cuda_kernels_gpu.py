@@ -152,12 +152,32 @@ def test_pooling_and_its_gradients_match_the_cpu(cp, dtype, data_format, case):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
+def test_max_pooling_with_explicit_padding_matches_the_cpu(cp, dtype, data_format):
+    x = _layout(RNG.standard_normal((2, 7, 6, 3)).astype(dtype), data_format)
+    spatial = [2, 0, 1, 2]
+    attrs = dict(ksize=_attr((3, 3), data_format), strides=_attr((2, 1), data_format), padding="EXPLICIT",
+                 explicit_paddings=[0, 0, *spatial, 0, 0] if data_format == "NHWC" else [0, 0, 0, 0, *spatial],
+                 data_format=data_format)
+    want, got = _both(cp, cpu_pooling, pooling, "MaxPool", [x], **attrs)
+    _close(got, want, dtype)
+    grad = RNG.standard_normal(want.shape).astype(dtype)
+    want, got = _both(cp, cpu_pooling, pooling, "MaxPoolGrad", [x, want, grad], **attrs)
+    _close(got, want, dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
 @pytest.mark.parametrize("dilation", [1, 2])
-def test_convolution_and_its_gradients_match_the_cpu(cp, dtype, data_format, dilation):
+@pytest.mark.parametrize("padding", ["SAME", ((3, 0), (1, 2))], ids=["SAME", "explicit"])
+def test_convolution_and_its_gradients_match_the_cpu(cp, dtype, data_format, dilation, padding):
     x = _layout(RNG.standard_normal((2, 9, 8, 3)).astype(dtype), data_format)
     w = (RNG.standard_normal((3, 2, 3, 5)) / 3).astype(dtype)
-    attrs = dict(strides=_attr((2, 1), data_format), padding="SAME", data_format=data_format,
+    attrs = dict(strides=_attr((2, 1), data_format), padding=padding, data_format=data_format,
                  dilations=_attr((dilation, dilation), data_format))
+    if padding != "SAME":
+        spatial = [*padding[0], *padding[1]]
+        attrs.update(padding="EXPLICIT", explicit_paddings=[0, 0, *spatial, 0, 0] if data_format == "NHWC"
+                     else [0, 0, 0, 0, *spatial])
     want, got = _both(cp, cpu_conv, conv, "Conv2D", [x, w], **attrs)
     _close(got, want, dtype)
     dy = RNG.standard_normal(want.shape).astype(dtype)

@@ -112,6 +112,47 @@ def test_conv2d_and_both_backprops_match_numpy(x_shape, f_shape, strides, paddin
 
 
 @needs_native
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("x_shape,f_shape,strides,pads,dilations", [
+    ((2, 7, 6, 3), (3, 2, 3, 4), (1, 1), ((2, 1), (0, 3)), (1, 1)),
+    ((1, 9, 8, 2), (3, 3, 2, 2), (2, 3), ((0, 4), (1, 0)), (2, 1)),
+    ((1, 2, 2, 1), (1, 1, 1, 2), (1, 1), ((4, 4), (0, 5)), (1, 1)),
+])
+def test_conv2d_with_explicit_padding_matches_numpy(x_shape, f_shape, strides, pads, dilations, data_format):
+    (top, bottom), (left, right) = pads
+    spatial = [top, bottom, left, right]
+    explicit = [0, 0, *spatial, 0, 0] if data_format == "NHWC" else [0, 0, 0, 0, *spatial]
+    attrs = dict(T=tf.float64, strides=_hw(strides, data_format), padding="EXPLICIT", explicit_paddings=explicit,
+                 data_format=data_format, dilations=_hw(dilations, data_format))
+    x = RNG.standard_normal(_layout(x_shape, data_format))
+    f = RNG.standard_normal(f_shape)
+    mine, twin = _kernels("Conv2D", **attrs)
+    y = twin(x, f)
+    _close(mine(x, f), y, np.float64)
+    dy = RNG.standard_normal(y.shape)
+    mine, twin = _kernels("Conv2DBackpropInput", **attrs)
+    _close(mine(np.array(x.shape, np.int32), f, dy), twin(np.array(x.shape, np.int32), f, dy), np.float64)
+    mine, twin = _kernels("Conv2DBackpropFilter", **attrs)
+    _close(mine(x, np.array(f.shape, np.int32), dy), twin(x, np.array(f.shape, np.int32), dy), np.float64)
+
+
+@needs_native
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
+def test_max_pool_with_explicit_padding_matches_numpy(data_format):
+    spatial = [2, 0, 1, 2]
+    attrs = dict(T=tf.float64, ksize=_hw((3, 3), data_format), strides=_hw((2, 1), data_format),
+                 padding="EXPLICIT", explicit_paddings=[0, 0, *spatial, 0, 0] if data_format == "NHWC"
+                 else [0, 0, 0, 0, *spatial], data_format=data_format)
+    x = RNG.standard_normal(_layout((2, 7, 6, 3), data_format))
+    mine, twin = _kernels("MaxPool", **attrs)
+    y = twin(x)
+    _close(mine(x), y, np.float64)
+    grad = RNG.standard_normal(y.shape)
+    mine, twin = _kernels("MaxPoolGrad", **attrs)
+    _close(mine(x, y, grad), twin(x, y, grad), np.float64)
+
+
+@needs_native
 def test_conv2d_reports_a_depth_mismatch_as_the_numpy_kernel_does():
     mine, twin = _kernels("Conv2D", T=tf.float32, strides=[1] * 4, padding="SAME", data_format="NHWC",
                           dilations=[1] * 4)

@@ -1,9 +1,10 @@
 """``tf.losses``: weighted losses reduced as TF1 does, and the loss collections.
 
-Each loss computes per-element losses, weights them (``weights`` broadcast to the losses), reduces them
-(by default the weighted sum over the number of non-zero weights, TF1's SUM_BY_NONZERO_WEIGHTS), and
-adds the result to ``GraphKeys.LOSSES``, so ``get_total_loss()`` sums every loss of the model plus the
-regularization losses of its variables.
+Each loss computes per-element losses, weights them (``weights`` a scalar or of the losses' rank with each
+dimension 1 or the losses' own, TF's rule in weights_broadcast_ops), reduces them (by default the weighted
+sum over the number of non-zero weights, TF1's SUM_BY_NONZERO_WEIGHTS), and adds the result to
+``GraphKeys.LOSSES``, so ``get_total_loss()`` sums every loss of the model plus the regularization losses of
+its variables.
 """
 
 from tensorweave import dtypes
@@ -11,9 +12,10 @@ from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
-__all__ = ["Reduction", "absolute_difference", "add_loss", "compute_weighted_loss", "get_losses",
-           "get_regularization_loss", "get_regularization_losses", "get_total_loss", "huber_loss", "log_loss",
-           "mean_squared_error", "sigmoid_cross_entropy", "softmax_cross_entropy", "sparse_softmax_cross_entropy"]
+__all__ = ["Reduction", "absolute_difference", "add_loss", "compute_weighted_loss", "cosine_distance", "get_losses",
+           "get_regularization_loss", "get_regularization_losses", "get_total_loss", "hinge_loss", "huber_loss",
+           "log_loss", "mean_pairwise_squared_error", "mean_squared_error", "sigmoid_cross_entropy",
+           "softmax_cross_entropy", "sparse_softmax_cross_entropy"]
 
 
 class Reduction:
@@ -41,43 +43,49 @@ def _safe_mean(total, count):
     return math_ops.div_no_nan(total, count, name="value")
 
 
-def _num_present(losses, weights):
-    """How many losses have a non-zero weight (weights broadcast to the losses' shape)."""
-    from tensorweave.ops import array_ops, math_ops
-    if isinstance(weights, (int, float)) and weights != 0:
+def _num_present(losses, weights, per_batch=False):
+    """How many losses have a non-zero weight (weights broadcast to the losses' shape); per batch entry
+    (summed over every axis but the first, kept) when ``per_batch``."""
+    from tensorweave.ops import array_ops, math_ops, range_ops, weights_broadcast_ops
+    if isinstance(weights, (int, float)) and weights != 0 and not per_batch:
         return math_ops.cast(array_ops.size(losses), dtypes.float32)
     with graph_mod.name_scope(None, "num_present", [losses, weights]):
         weights = math_ops.cast(weights, dtypes.float32)
         present = math_ops.cast(math_ops.not_equal(weights, 0.0), dtypes.float32)
-        return math_ops.reduce_sum(present * array_ops.ones_like(losses, dtype=dtypes.float32))
+        present = weights_broadcast_ops.broadcast_weights(present, losses)
+        if per_batch:
+            return math_ops.reduce_sum(present, range_ops.range(1, array_ops.rank(present)), keepdims=True)
+        return math_ops.reduce_sum(present)
 
 
 def compute_weighted_loss(losses, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES,
                           reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
-    """``losses * weights`` reduced by ``reduction`` (computed in float32, returned in the losses' dtype)."""
-    from tensorweave.ops import array_ops, math_ops
+    """``losses * weights`` reduced by ``reduction`` (computed in float32, returned in the losses' dtype).
+
+    ``weights`` is a scalar or has the losses' rank with each dimension 1 or the losses' own; other shapes are
+    refused while building (or, for shapes known only at run time, when the step runs), as in TF.
+    """
+    from tensorweave.ops import array_ops, math_ops, weights_broadcast_ops
     Reduction.validate(reduction)
     with graph_mod.name_scope(scope, "weighted_loss", [losses, weights]):
         losses = convert_to_tensor(losses)
-        input_dtype = losses.dtype
-        losses = math_ops.cast(losses, dtypes.float32)
-        weights_f = math_ops.cast(weights, dtypes.float32)
-        weighted = math_ops.multiply(losses, weights_f)
-        if not weighted.shape.is_compatible_with(losses.shape) and losses.shape.is_fully_defined() \
-                and weighted.shape.is_fully_defined():
-            raise ValueError(f"weights of shape {weights_f.shape} cannot be broadcast to losses of shape "
-                             f"{losses.shape}")
-        if reduction == Reduction.NONE:
-            loss = weighted
-        else:
-            loss = math_ops.reduce_sum(weighted)
-            if reduction == Reduction.MEAN:
-                loss = _safe_mean(loss, math_ops.reduce_sum(array_ops.ones_like(losses) * weights_f))
-            elif reduction == Reduction.SUM_BY_NONZERO_WEIGHTS:
-                loss = _safe_mean(loss, _num_present(losses, weights))
-            elif reduction == Reduction.SUM_OVER_BATCH_SIZE:
-                loss = _safe_mean(loss, math_ops.cast(array_ops.size(losses), dtypes.float32))
-        loss = math_ops.cast(loss, input_dtype)
+        check = weights_broadcast_ops.assert_broadcastable(weights, losses)
+        with graph_mod.control_dependencies([check] if check is not None else []):
+            input_dtype = losses.dtype
+            losses = math_ops.cast(losses, dtypes.float32)
+            weights_f = math_ops.cast(weights, dtypes.float32)
+            weighted = math_ops.multiply(losses, weights_f)
+            if reduction == Reduction.NONE:
+                loss = weighted
+            else:
+                loss = math_ops.reduce_sum(weighted)
+                if reduction == Reduction.MEAN:
+                    loss = _safe_mean(loss, math_ops.reduce_sum(array_ops.ones_like(losses) * weights_f))
+                elif reduction == Reduction.SUM_BY_NONZERO_WEIGHTS:
+                    loss = _safe_mean(loss, _num_present(losses, weights))
+                elif reduction == Reduction.SUM_OVER_BATCH_SIZE:
+                    loss = _safe_mean(loss, math_ops.cast(array_ops.size(losses), dtypes.float32))
+            loss = math_ops.cast(loss, input_dtype)
         add_loss(loss, loss_collection)
         return loss
 
@@ -115,8 +123,33 @@ def sparse_softmax_cross_entropy(labels, logits, weights=1.0, scope=None, loss_c
         if labels.shape.ndims is not None and logits.shape.ndims is not None \
                 and labels.shape.ndims == logits.shape.ndims and labels.shape[-1].value == 1:
             labels = array_ops.squeeze(labels, [-1])  # [batch, 1] labels, as TF1's squeezable dimension
+        weights = _squeezed_weights(weights, labels)
         losses = loss_ops.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits, name="xentropy")
         return compute_weighted_loss(losses, weights, name, loss_collection, reduction)
+
+
+def _squeezed_weights(weights, labels):
+    """TF's sparse_softmax_cross_entropy drops a last dimension of size 1 from weights with one more dimension
+    than the labels ([batch, 1] weights for [batch] labels); for ranks known only at run time it also adds
+    one to non-scalar weights with one dimension fewer (TF's dynamic path does both)."""
+    from tensorweave.ops import array_ops, math_ops
+    weights = convert_to_tensor(weights, name="weights")
+    rank, labels_rank = weights.shape.ndims, labels.shape.ndims
+    if rank is not None and labels_rank is not None:
+        if rank != labels_rank + 1:
+            return weights
+        if weights.shape[-1].value not in (None, 1):
+            raise ValueError(f"weights of shape {weights.shape} for labels of shape {labels.shape}: with one more "
+                             f"dimension than the labels, the last must be 1 (it is dropped, as in TF)")
+        return array_ops.squeeze(weights, [-1])
+    shape, rank = array_ops.shape(weights), array_ops.rank(weights)
+    difference = rank - array_ops.rank(labels)
+    drop = math_ops.cast(math_ops.equal(difference, 1), dtypes.int32)
+    add = math_ops.cast(math_ops.logical_and(math_ops.equal(difference, -1), math_ops.not_equal(rank, 0)),
+                        dtypes.int32)
+    kept = array_ops.slice(shape, [0], array_ops.reshape(rank - drop, [1]))
+    return array_ops.reshape(weights, array_ops.concat([kept, array_ops.fill(array_ops.reshape(add, [1]), 1)], 0),
+                             name="weights_to_labels_rank")
 
 
 def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothing=0, scope=None,
@@ -178,6 +211,61 @@ huber_loss = _regression("huber_loss", _huber)
 huber_loss.__name__, huber_loss.__doc__ = "huber_loss", "Quadratic within ``delta`` of the label, linear beyond."
 log_loss = _regression("log_loss", _log)
 log_loss.__name__, log_loss.__doc__ = "log_loss", "Binary log loss of probabilities ``predictions``."
+
+
+def hinge_loss(labels, logits, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES,
+               reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
+    """max(0, 1 - y * logits) with the 0/1 ``labels`` mapped to y = -1/1."""
+    from tensorweave.ops import math_ops, nn_ops
+    _required(labels=labels, logits=logits)
+    with graph_mod.name_scope(scope, "hinge_loss", [logits, labels, weights]) as name:
+        logits = math_ops.cast(logits, dtypes.float32)
+        labels = math_ops.cast(labels, dtypes.float32)
+        logits.shape.assert_is_compatible_with(labels.shape)
+        losses = nn_ops.relu(1.0 - (2.0 * labels - 1.0) * logits)
+        return compute_weighted_loss(losses, weights, name, loss_collection, reduction)
+
+
+def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES,
+                    reduction=Reduction.SUM_BY_NONZERO_WEIGHTS, dim=None):
+    """1 - sum(labels * predictions) along ``axis`` (kept, size 1): the cosine distance of unit-normalized
+    inputs. ``dim`` is TF1's old name for ``axis``, which is required."""
+    from tensorweave.ops import loss_ops, math_ops
+    axis = loss_ops._axis(axis, dim)
+    if axis is None:
+        raise ValueError("cosine_distance: You must specify 'axis' (the axis of the vectors being compared)")
+    _required(labels=labels, predictions=predictions)
+    with graph_mod.name_scope(scope, "cosine_distance_loss", [predictions, labels, weights]) as name:
+        predictions = math_ops.cast(predictions, dtypes.float32)
+        labels = math_ops.cast(labels, dtypes.float32)
+        predictions.shape.assert_is_compatible_with(labels.shape)
+        losses = 1.0 - math_ops.reduce_sum(predictions * labels, axis=[axis], keepdims=True)
+        return compute_weighted_loss(losses, weights, name, loss_collection, reduction)
+
+
+def mean_pairwise_squared_error(labels, predictions, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES):
+    """For each batch entry, the mean over pairs of elements (i, j) of ((p_i - p_j) - (l_i - l_j))², weighted
+    by the entry's weights and summed over the batch (TF1's formula, from per-entry sums of differences)."""
+    from tensorweave.ops import array_ops, math_ops, range_ops, weights_broadcast_ops
+    _required(labels=labels, predictions=predictions)
+    with graph_mod.name_scope(scope, "mean_pairwise_squared_error", [predictions, labels, weights]):
+        weights = math_ops.cast(weights, dtypes.float32)
+        labels = math_ops.cast(labels, dtypes.float32)
+        check = weights_broadcast_ops.assert_broadcastable(weights, labels)
+        with graph_mod.control_dependencies([check] if check is not None else []):
+            predictions = math_ops.cast(predictions, dtypes.float32)
+            predictions.shape.assert_is_compatible_with(labels.shape)
+            diffs = predictions - labels
+            axes = range_ops.range(1, array_ops.rank(diffs))
+            count = _num_present(diffs, weights, per_batch=True)
+            squares = math_ops.reduce_sum(math_ops.square(diffs), axes, keepdims=True)
+            term1 = 2.0 * math_ops.div_no_nan(squares, math_ops.maximum(count - 1, 0))
+            sums = math_ops.reduce_sum(diffs, axes, keepdims=True)
+            term2 = 2.0 * math_ops.div_no_nan(math_ops.square(sums), math_ops.maximum(count * (count - 1), 0))
+            loss = math_ops.reduce_sum((term1 - term2) * weights)
+            loss = math_ops.where(math_ops.reduce_sum(count) > 0, loss, array_ops.zeros_like(loss), name="value")
+        add_loss(loss, loss_collection)
+        return loss
 
 
 def add_loss(loss, loss_collection=GraphKeys.LOSSES):

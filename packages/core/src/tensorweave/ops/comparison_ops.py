@@ -142,11 +142,15 @@ def _clip_by_value_shape(op):
 
 @CLIP_BY_VALUE.set_gradient
 def _clip_by_value_grad(op, grad):
+    """The gradient of TF's own composition maximum(minimum(t, max), min): ties go to t, and a NaN in t
+    sends its gradient to clip_value_min (minimum and maximum give it to their other argument)."""
+    from tensorweave.ops import math_ops
     t, low, high = op.inputs
-    below, above = less(t, low), greater(t, high)
-    inside = logical_not(logical_or(below, above))
-    return [where_v2(inside, grad, 0), unbroadcast(where_v2(below, grad, 0), low, t, high),
-            unbroadcast(where_v2(above, grad, 0), high, t, low)]
+    under_high = less_equal(t, high)
+    over_low = greater_equal(math_ops.minimum(t, high), low)
+    return [where_v2(logical_and(under_high, over_low), grad, 0),
+            unbroadcast(where_v2(over_low, 0, grad), low, t, high),
+            unbroadcast(where_v2(logical_and(logical_not(under_high), over_low), grad, 0), high, t, low)]
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):

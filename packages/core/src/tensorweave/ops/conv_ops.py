@@ -6,15 +6,16 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value_as_shape
-from tensorweave.ops.window_geometry import channel_axis, expand_spatial, spatial_axes, spatial_params, window_geometry
+from tensorweave.ops.window_geometry import (
+    channel_axis, expand_spatial, padding_attrs, spatial_axes, spatial_paddings, spatial_params, window_geometry)
 
 DEFS = OpDefList()
 
 __all__ = ["conv1d", "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose"]
 
 _CONV_ATTRS = ["T: {float16, float32, float64}", "strides: list(int)", "use_cudnn_on_gpu: bool = True",
-               "padding: {'SAME', 'VALID'}", "data_format: {'NHWC', 'NCHW'} = 'NHWC'",
-               "dilations: list(int) = [1, 1, 1, 1]"]
+               "padding: {'SAME', 'VALID', 'EXPLICIT'}", "explicit_paddings: list(int) = []",
+               "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "dilations: list(int) = [1, 1, 1, 1]"]
 
 CONV2D = DEFS.define("Conv2D", inputs=["input: T", "filter: T"], outputs=["output: T"], attrs=_CONV_ATTRS,
                      doc="Cross-correlates a 4-D input with a [height, width, in, out] filter.")
@@ -33,15 +34,17 @@ def conv_output_shape(input_shape, filter_shape, op):
     f = tensor_shape.as_shape(filter_shape).with_rank(4).as_list()
     strides = spatial_params(op.get_attr("strides"), data_format, "strides")
     dilations = spatial_params(op.get_attr("dilations"), data_format, "dilations")
+    paddings = spatial_paddings(op.get_attr("padding"), op.get_attr("explicit_paddings"), data_format)
     in_channels = x[channel_axis(data_format)]
     if in_channels is not None and f[2] is not None and in_channels != f[2]:
         raise ValueError(f"input depth {in_channels} does not match the filter's in_channels {f[2]} "
                          f"(filter shape is [height, width, in_channels, out_channels])")
     out = [x[0], None, None, None]
     out[channel_axis(data_format)] = f[3]
-    for axis, window, stride, dilation in zip(spatial_axes(data_format), f[:2], strides, dilations):
+    for axis, window, stride, dilation, padding in zip(spatial_axes(data_format), f[:2], strides, dilations,
+                                                       paddings):
         if x[axis] is not None and window is not None:
-            out[axis] = window_geometry(x[axis], window, stride, dilation, op.get_attr("padding"))[0]
+            out[axis] = window_geometry(x[axis], window, stride, dilation, padding)[0]
     return tensor_shape.TensorShape(out)
 
 
@@ -73,7 +76,7 @@ def _conv2d_backprop_filter_shape(op):
 
 
 def _conv_attrs(op):
-    return {k: op.get_attr(k) for k in ("strides", "padding", "data_format", "dilations")}
+    return {k: op.get_attr(k) for k in ("strides", "padding", "explicit_paddings", "data_format", "dilations")}
 
 
 def _shape_of(t):
@@ -109,8 +112,10 @@ def _apply(op_type, inputs, attrs, name=None):
 
 def _attrs(strides, padding, data_format, dilations):
     data_format = data_format or "NHWC"
+    padding, explicit_paddings = padding_attrs(padding)
     return {"strides": expand_spatial(strides, data_format, "strides"), "padding": padding,
-            "data_format": data_format, "dilations": expand_spatial(dilations or 1, data_format, "dilations")}
+            "explicit_paddings": explicit_paddings, "data_format": data_format,
+            "dilations": expand_spatial(dilations or 1, data_format, "dilations")}
 
 
 def _pick(name, value, alias, alias_name):
@@ -123,7 +128,8 @@ def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True
            data_format="NHWC", dilations=(1, 1, 1, 1), name=None, filters=None):
     """2-D convolution (cross-correlation) of a 4-D ``input`` with a ``[h, w, in, out]`` filter.
 
-    ``strides`` and ``dilations`` follow ``data_format``; SAME padding puts the odd pixel bottom/right, as TF.
+    ``strides`` and ``dilations`` follow ``data_format``; SAME padding puts the odd pixel bottom/right, as TF;
+    ``padding`` may also be 4 [before, after] pairs in ``data_format``'s order (only height and width nonzero).
     """
     filter = _pick("filter", filter, filters, "filters")  # noqa: A001
     if filter is None or strides is None or padding is None:
@@ -139,6 +145,9 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
     value = _pick("value", value, input, "input")
     if value is None or filters is None or stride is None or padding is None:
         raise TypeError("conv1d needs value, filters, stride and padding")
+    if not isinstance(padding, str):
+        raise TypeError(f"conv1d: padding must be 'SAME' or 'VALID' (TF's conv1d takes no explicit padding; pad "
+                        f"with tf.pad, or use conv2d), got {padding!r}")
     data_format = data_format or "NWC"
     if data_format not in ("NWC", "NCW", "NHWC", "NCHW"):
         raise ValueError(f"conv1d: data_format must be 'NWC' or 'NCW', got {data_format!r}")

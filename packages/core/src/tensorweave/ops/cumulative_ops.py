@@ -43,11 +43,13 @@ def _cumsum_grad(op, grad):
 
 @CUMPROD.set_gradient
 def _cumprod_grad(op, grad):
-    """TF's formula: the reversed running sum of grad * prod, divided by x (so not defined where x is 0)."""
+    """TF's formula: the reversed running sum of grad * prod, divided by x; 0 where x is 0 (TF's div_no_nan,
+    which is exact everywhere but at the first zero of a run, where the true value is not 0)."""
+    from tensorweave.ops import math_ops
     x, axis = op.inputs
     products = cumprod(x, axis, **_attrs(op))
     summed = cumsum(products * grad, axis, **_attrs(op, reverse=not op.get_attr("reverse")))
-    return [summed / x, None]
+    return [math_ops.div_no_nan(summed, x), None]
 
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):

@@ -70,8 +70,10 @@ def log_softmax(logits, axis=None, name=None, dim=None):
 
 
 def _axis(axis, dim):
-    if axis is not None and dim is not None and axis != dim:
-        raise ValueError(f"pass only one of axis= and dim= (got {axis} and {dim})")
+    """TF's deprecated-argument rule for ``dim`` (the old name of ``axis``): either one, never both."""
+    if axis is not None and dim is not None:
+        raise ValueError(f"Cannot specify both 'dim' and 'axis' (got dim={dim}, axis={axis}): dim is the old name "
+                         f"of axis; pass only axis=")
     return axis if axis is not None else dim
 
 
@@ -155,6 +157,8 @@ def _moved_last_and_flattened(t, axis):
     if axis not in (-1, None) and not (rank is not None and axis == rank - 1):
         if rank is None:
             raise ValueError(f"a class axis of {axis} needs logits of known rank")
+        if not -rank <= axis < rank:
+            raise ValueError(f"class axis {axis} is out of range for logits of rank {rank}")
         perm = list(range(rank))
         perm.append(perm.pop(axis))
         t = array_ops.transpose(t, perm)
@@ -179,8 +183,9 @@ def _restore_outer(loss, outer):
     return loss
 
 
-def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None):
-    """Per-example -sum(labels * log_softmax(logits)) along the class axis; gradients reach labels too."""
+def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, dim=None, name=None, axis=None):
+    """Per-example -sum(labels * log_softmax(logits)) along the class axis (``axis`` or TF1's ``dim``; default
+    the last); gradients reach labels too."""
     from tensorweave.ops import math_ops
     logits, labels = _labels_logits(_sentinel, labels, logits, "softmax_cross_entropy_with_logits_v2")
     axis = _axis(axis, dim)
@@ -199,8 +204,11 @@ def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=Non
         return _restore_outer(loss, outer)
 
 
-def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None):
-    """As the v2 op, but labels get no gradient (TF1's behaviour); also takes the old ``(logits, labels)``."""
+def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=None, name=None, axis=None):
+    """As the v2 op, but labels get no gradient (TF1's behaviour); also takes the old ``(logits, labels)``.
+
+    TF's own v1 function refuses ``axis=`` (its ``dim=-1`` default counts as given); here either works.
+    """
     from tensorweave.ops import array_ops
     logits, labels = _labels_logits(_sentinel, labels, logits, "softmax_cross_entropy_with_logits")
     labels = array_ops.stop_gradient(convert_to_tensor(labels, dtype=logits.dtype if not hasattr(labels, "dtype")

@@ -18,7 +18,7 @@ from tensorweave.framework.tensor_util import constant_value
 DEFS = OpDefList()
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_all", "reduce_any",
-           "reduce_logsumexp", "count_nonzero", "argmax", "argmin"]
+           "reduce_logsumexp", "reduce_variance", "reduce_std", "count_nonzero", "argmax", "argmin"]
 
 
 def _static_axes(op):
@@ -91,13 +91,21 @@ def _layout(op):
     return kept, multiples, count
 
 
-def _dynamic_layout(op):
-    """_layout for axes or a rank known only at run time (TF's DynamicStitch construction)."""
-    from tensorweave.ops import array_ops, dynamic_partition_ops, math_ops, range_ops
+def _run_time_axes(op):
+    """(input shape, rank, reduced axes made non-negative) as tensors, for axes or a rank known only at run
+    time. The modulus is max(rank, 1): a scalar (rank 0) has no axes to reduce, and must not divide by 0."""
+    from tensorweave.ops import array_ops, math_ops
     x, axes = op.inputs
     input_shape = array_ops.shape(x)
     rank = array_ops.size(input_shape)
-    axes = (math_ops.cast(array_ops.reshape(axes, [-1]), dtypes.int32) + rank) % rank
+    axes = math_ops.cast(array_ops.reshape(axes, [-1]), dtypes.int32)
+    return input_shape, rank, math_ops.floormod(axes + rank, math_ops.maximum(rank, 1))
+
+
+def _dynamic_layout(op):
+    """_layout for axes or a rank known only at run time (TF's DynamicStitch construction)."""
+    from tensorweave.ops import array_ops, dynamic_partition_ops, math_ops, range_ops
+    input_shape, rank, axes = _run_time_axes(op)
     kept = dynamic_partition_ops.dynamic_stitch([range_ops.range(rank), axes],
                                                 [input_shape, array_ops.fill(array_ops.shape(axes), 1)])
     multiples = math_ops.floordiv(input_shape, math_ops.maximum(kept, 1))
@@ -153,14 +161,15 @@ MIN.set_gradient(_min_max_grad)
 @PROD.set_gradient
 def _prod_grad(op, grad):
     """Products of all other entries of each reduced group, via exclusive cumprods from both ends (so zeros
-    in the input are exact): the reduced axes are moved to the front and flattened into one."""
+    in the input are exact): the reduced axes are moved to the front and flattened into one. Both sizes of
+    the flattened matrix are given, so a zero-size input reshapes too (its gradient is empty)."""
     from tensorweave.ops import array_ops, math_ops
     x = op.inputs[0]
     spread = _spread(op, grad, _layout(op))
-    perm, inverse, reduced_size = _reduced_axes_first(op)
+    perm, inverse, reduced_size, other_size = _reduced_axes_first(op)
     permuted = array_ops.transpose(x, perm)
-    flat = array_ops.reshape(permuted, array_ops.stack([reduced_size, -1]) if not isinstance(reduced_size, int)
-                             else [reduced_size, -1])
+    sizes = [reduced_size, other_size]
+    flat = array_ops.reshape(permuted, sizes if all(isinstance(n, int) for n in sizes) else array_ops.stack(sizes))
     left = math_ops.cumprod(flat, axis=0, exclusive=True)
     right = math_ops.cumprod(flat, axis=0, exclusive=True, reverse=True)
     others = array_ops.reshape(math_ops.conj(left) * math_ops.conj(right), array_ops.shape(permuted))
@@ -168,25 +177,32 @@ def _prod_grad(op, grad):
 
 
 def _reduced_axes_first(op):
-    """(perm, inverse perm, number of reduced entries) moving the reduced axes to the front."""
+    """(perm, inverse perm, number of reduced entries, number of other entries) moving the reduced axes to
+    the front; Python values where the static shape decides them, tensors otherwise."""
     from tensorweave.ops import array_ops, math_ops, range_ops, segment_ops
-    x, axes = op.inputs
+    x = op.inputs[0]
     static = _static_axes(op)
     if static is not None and x.shape.ndims is not None:
-        perm = static + [i for i in range(x.shape.ndims) if i not in static]
-        dims = x.shape.as_list()
-        known = all(dims[a] is not None for a in static)
-        size = int(np.prod([dims[a] for a in static], dtype=np.int64)) if known else reduce_prod(
-            array_ops.gather(array_ops.shape(x), static))
-        return perm, [int(i) for i in np.argsort(perm)], size
-    rank = array_ops.rank(x)
-    reduced = (math_ops.cast(array_ops.reshape(axes, [-1]), dtypes.int32) + rank) % rank
+        other = [i for i in range(x.shape.ndims) if i not in static]
+        perm = static + other
+        return perm, [int(i) for i in np.argsort(perm)], _size_of(x, static), _size_of(x, other)
+    input_shape, rank, reduced = _run_time_axes(op)
     hit = segment_ops.unsorted_segment_sum(array_ops.ones_like(reduced), reduced, rank)
     other = array_ops.reshape(math_ops.cast(array_ops.where(math_ops.equal(hit, 0)), dtypes.int32), [-1])
     reduced = array_ops.reshape(math_ops.cast(array_ops.where(math_ops.greater(hit, 0)), dtypes.int32), [-1])
     perm = array_ops.concat([reduced, other], 0)
     inverse = segment_ops.unsorted_segment_sum(range_ops.range(rank), perm, rank)
-    return perm, inverse, reduce_prod(array_ops.gather(array_ops.shape(x), reduced))
+    return (perm, inverse, reduce_prod(array_ops.gather(input_shape, reduced)),
+            reduce_prod(array_ops.gather(input_shape, other)))
+
+
+def _size_of(x, axes):
+    """The number of entries of ``x`` along ``axes`` (static indices): an int if known, else a tensor."""
+    from tensorweave.ops import array_ops
+    dims = [x.shape.as_list()[a] for a in axes]
+    if None not in dims:
+        return int(np.prod(dims, dtype=np.int64))
+    return reduce_prod(array_ops.gather(array_ops.shape(x), axes))
 
 
 # ---- wrappers -------------------------------------------------------------------------------------------------------
@@ -246,6 +262,25 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reductio
         shape = result.shape.as_list() if result.shape.is_fully_defined() else array_ops.shape(result)
         shift = array_ops.reshape(shift, shape)
     return math_ops.add(result, shift, name=name or "ReduceLogSumExp")
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """The mean squared deviation from the mean over ``axis`` (TF 1.15's tf.math.reduce_variance)."""
+    from tensorweave.framework import graph as graph_mod
+    from tensorweave.ops import math_ops
+    with graph_mod.name_scope(name or "reduce_variance"):
+        x = convert_to_tensor(input_tensor, name="input_tensor")
+        deviations = x - reduce_mean(x, axis, keepdims=True)
+        squared = math_ops.square(math_ops.abs(deviations) if x.dtype.is_complex else deviations)
+        return reduce_mean(squared, axis, keepdims=keepdims)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    """The standard deviation over ``axis``: sqrt(reduce_variance), so its gradient is NaN where it is 0."""
+    from tensorweave.framework import graph as graph_mod
+    from tensorweave.ops import math_ops
+    with graph_mod.name_scope(name or "reduce_std"):
+        return math_ops.sqrt(reduce_variance(input_tensor, axis, keepdims))
 
 
 def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=dtypes.int64, name=None, reduction_indices=None,

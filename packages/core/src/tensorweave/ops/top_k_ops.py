@@ -1,5 +1,7 @@
 """top_k and in_top_k: the ranking ops TF1 evaluation code uses (TopKV2, InTopKV2)."""
 
+import collections
+
 from tensorweave import dtypes
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
@@ -61,9 +63,12 @@ def _in_top_k_shape(op):
     return tensor_shape.TensorShape([predictions[0].merge_with(targets[0])])
 
 
+TopKV2Output = collections.namedtuple("TopKV2", ["values", "indices"])
+
+
 def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 - TF's names
-    """(values, indices) of the ``k`` largest entries along the last axis."""
-    return apply_op("TopKV2", [input, k], {"sorted": bool(sorted)}, name=name or "TopKV2")
+    """``TopKV2(values, indices)`` (a namedtuple, as TF's) of the ``k`` largest entries along the last axis."""
+    return TopKV2Output(*apply_op("TopKV2", [input, k], {"sorted": bool(sorted)}, name=name or "TopKV2"))
 
 
 def in_top_k(predictions, targets, k, name=None):

@@ -13,7 +13,7 @@ KERNELS = KernelSet("CPU")
 _FLOATS = ["float16", "float32", "float64"]
 
 
-def conv_windows(in_shape, filter_shape, strides, dilations, padding, data_format):
+def conv_windows(in_shape, filter_shape, strides, dilations, padding, data_format, explicit_paddings=()):
     """The convolution's windows over an NHWC ``in_shape``, checked against the filter (every device's kernels)."""
     if len(filter_shape) != 4 or len(in_shape) != 4:
         raise ValueError(f"conv2d needs a 4-D input and a 4-D [height, width, in, out] filter, got shapes "
@@ -22,7 +22,7 @@ def conv_windows(in_shape, filter_shape, strides, dilations, padding, data_forma
     if in_shape[3] != in_channels:
         raise ValueError(f"input depth {in_shape[3]} does not match the filter's in_channels {in_channels} "
                          f"(input shape {list(in_shape)} in NHWC order, filter shape {list(filter_shape)})")
-    return Windows.from_attrs(in_shape, (kh, kw), strides, dilations, padding, data_format)
+    return Windows.from_attrs(in_shape, (kh, kw), strides, dilations, padding, data_format, explicit_paddings)
 
 
 def _im2col(x, windows, xp):
@@ -41,19 +41,20 @@ def check_out_backprop(dy, windows, out_channels):
 
 
 @KERNELS.register("Conv2D", dtypes=_FLOATS)
-def _conv2d(x, w, *, strides, padding, data_format, dilations, xp):
+def _conv2d(x, w, *, strides, padding, data_format, dilations, xp, explicit_paddings=()):
     x = to_nhwc(x, data_format)
-    windows = conv_windows(x.shape, w.shape, strides, dilations, padding, data_format)
+    windows = conv_windows(x.shape, w.shape, strides, dilations, padding, data_format, explicit_paddings)
     out_channels = w.shape[3]
     out = _im2col(x, windows, xp) @ w.reshape(-1, out_channels)
     return from_nhwc(out.reshape(windows.out_shape[:3] + (out_channels,)), data_format)
 
 
 @KERNELS.register("Conv2DBackpropInput", dtypes=_FLOATS)
-def _conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format, dilations, xp):
+def _conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format, dilations, xp,
+                           explicit_paddings=()):
     in_shape = nhwc_shape(input_sizes, data_format)
     dy = to_nhwc(dy, data_format)
-    windows = conv_windows(in_shape, w.shape, strides, dilations, padding, data_format)
+    windows = conv_windows(in_shape, w.shape, strides, dilations, padding, data_format, explicit_paddings)
     in_channels, out_channels = w.shape[2:]
     check_out_backprop(dy, windows, out_channels)
     # One GEMM per window offset gives a contiguous block to add (a single GEMM's column blocks are strided).
@@ -66,10 +67,12 @@ def _conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format,
 
 
 @KERNELS.register("Conv2DBackpropFilter", dtypes=_FLOATS)
-def _conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format, dilations, xp):
+def _conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format, dilations, xp,
+                            explicit_paddings=()):
     filter_shape = tuple(int(d) for d in filter_sizes)
     x, dy = to_nhwc(x, data_format), to_nhwc(dy, data_format)
-    windows = conv_windows(x.shape, filter_shape, strides, dilations, padding, data_format)
+    windows = conv_windows(x.shape, filter_shape, strides, dilations, padding, data_format,
+                           explicit_paddings)
     check_out_backprop(dy, windows, filter_shape[3])
     d_filter = _im2col(x, windows, xp).T @ dy.reshape(-1, filter_shape[3])
     return d_filter.reshape(filter_shape)

@@ -62,8 +62,9 @@ for _op_type, _ufunc_name in [
 
 # ---- integer-safe division ------------------------------------------------------------------------------------------
 def _no_zero_divisor(fn, op_type):
+    """A zero divisor is an error only where it divides something: an empty result has none (as TF)."""
     def compute(x, y):
-        if not y.all():
+        if x.size and not y.all():
             raise ZeroDivisionError(f"Integer division by zero in {op_type}: the divisor has a zero entry. "
                                     f"Guard it (e.g. tf.maximum(y, 1) or tf.where) or divide in floating point.")
         return fn(x, y)

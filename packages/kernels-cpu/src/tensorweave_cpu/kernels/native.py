@@ -97,9 +97,9 @@ def _columns(x, windows):
 
 
 @_register("Conv2D", accepts_out=True)
-def conv2d(x, w, *, strides, padding, data_format, dilations, out=None):
+def conv2d(x, w, *, strides, padding, data_format, dilations, explicit_paddings=(), out=None):
     x = to_nhwc(x, data_format)
-    windows = conv_windows(x.shape, w.shape, strides, dilations, padding, data_format)
+    windows = conv_windows(x.shape, w.shape, strides, dilations, padding, data_format, explicit_paddings)
     out_channels = w.shape[3]
     shape = windows.out_shape[:3] + (out_channels,)
     columns, w2 = _columns(x, windows), w.reshape(-1, out_channels)
@@ -110,10 +110,10 @@ def conv2d(x, w, *, strides, padding, data_format, dilations, out=None):
 
 
 @_register("Conv2DBackpropInput")
-def conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format, dilations):
+def conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format, dilations, explicit_paddings=()):
     in_shape = nhwc_shape(input_sizes, data_format)
     dy = to_nhwc(dy, data_format)
-    windows = conv_windows(in_shape, w.shape, strides, dilations, padding, data_format)
+    windows = conv_windows(in_shape, w.shape, strides, dilations, padding, data_format, explicit_paddings)
     out_channels = w.shape[3]
     check_out_backprop(dy, windows, out_channels)
     d_columns = dy.reshape(-1, out_channels) @ w.reshape(-1, out_channels).T
@@ -121,10 +121,10 @@ def conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format, 
 
 
 @_register("Conv2DBackpropFilter")
-def conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format, dilations):
+def conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format, dilations, explicit_paddings=()):
     filter_shape = tuple(int(d) for d in filter_sizes)
     x, dy = to_nhwc(x, data_format), to_nhwc(dy, data_format)
-    windows = conv_windows(x.shape, filter_shape, strides, dilations, padding, data_format)
+    windows = conv_windows(x.shape, filter_shape, strides, dilations, padding, data_format, explicit_paddings)
     check_out_backprop(dy, windows, filter_shape[3])
     d_filter = _columns(x, windows).T @ dy.reshape(-1, filter_shape[3])
     return d_filter.reshape(filter_shape)
@@ -132,16 +132,16 @@ def conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format
 
 # ---- pooling -------------------------------------------------------------------------------------------------------
 @_register("MaxPool")
-def max_pool(x, *, ksize, strides, padding, data_format):
+def max_pool(x, *, ksize, strides, padding, data_format, explicit_paddings=()):
     x = to_nhwc(x, data_format)
-    windows = pool_windows(x.shape, ksize, strides, padding, data_format)
+    windows = pool_windows(x.shape, ksize, strides, padding, data_format, explicit_paddings)
     return from_nhwc(native.max_pool(x, _geometry(windows)), data_format)
 
 
 @_register("MaxPoolGrad")
-def max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format):
+def max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format, explicit_paddings=()):
     x, out, grad = (to_nhwc(t, data_format) for t in (x, out, grad))
-    windows = pool_windows(x.shape, ksize, strides, padding, data_format)
+    windows = pool_windows(x.shape, ksize, strides, padding, data_format, explicit_paddings)
     check_grad(grad, windows)
     check_grad(out, windows)
     return from_nhwc(native.max_pool_grad(_c(x), _c(out), _c(grad), _geometry(windows)), data_format)

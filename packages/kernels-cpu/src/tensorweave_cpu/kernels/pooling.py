@@ -6,7 +6,7 @@ Max pooling pads with the dtype's lowest value and average pooling divides by th
 
 import numpy as np
 
-from tensorweave.extension import KernelSet, spatial_params
+from tensorweave.extension import KernelSet, pool_paddings, spatial_params
 
 from tensorweave_cpu.kernels.sliding_windows import Windows, from_nhwc, nhwc_shape, to_nhwc
 
@@ -18,10 +18,11 @@ _FLOATS = ["float16", "float32", "float64"]
 _REAL = _FLOATS + ["int8", "int16", "int32", "int64", "uint8"]
 
 
-def pool_windows(in_shape, ksize, strides, padding, data_format):
+def pool_windows(in_shape, ksize, strides, padding, data_format, explicit_paddings=()):
     """The pooling windows over an NHWC ``in_shape``, with the attr checks every device's kernels make."""
-    return Windows.from_attrs(in_shape, spatial_params(ksize, data_format, "ksize"), strides, None, padding,
-                              data_format)
+    window = spatial_params(ksize, data_format, "ksize")
+    return Windows(in_shape, window, spatial_params(strides, data_format, "strides"), (1, 1),
+                   pool_paddings(padding, explicit_paddings, data_format, window))
 
 
 def _lowest(dtype):
@@ -35,9 +36,9 @@ def check_grad(grad, windows):
 
 
 @KERNELS.register("MaxPool", dtypes=_REAL)
-def _max_pool(x, *, ksize, strides, padding, data_format, xp):
+def _max_pool(x, *, ksize, strides, padding, data_format, xp, explicit_paddings=()):
     x = to_nhwc(x, data_format)
-    windows = pool_windows(x.shape, ksize, strides, padding, data_format)
+    windows = pool_windows(x.shape, ksize, strides, padding, data_format, explicit_paddings)
     padded = windows.pad(x, xp, _lowest(x.dtype))
     out = None
     for _, _, rows, cols in windows.offsets():
@@ -77,9 +78,9 @@ def _first_max_masks(x, out, windows, xp):
 
 
 @KERNELS.register("MaxPoolGrad", dtypes=_REAL)
-def _max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format, xp):
+def _max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format, xp, explicit_paddings=()):
     x, out, grad = (to_nhwc(t, data_format) for t in (x, out, grad))
-    windows = pool_windows(x.shape, ksize, strides, padding, data_format)
+    windows = pool_windows(x.shape, ksize, strides, padding, data_format, explicit_paddings)
     check_grad(grad, windows)
     d_padded = xp.zeros(windows.padded_shape, dtype=grad.dtype)
     disjoint = all(s >= k for s, k in zip(windows.strides, windows.window))
@@ -92,9 +93,9 @@ def _max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format, xp):
 
 
 @KERNELS.register("MaxPoolGradGrad", dtypes=_REAL)
-def _max_pool_grad_grad(x, out, grad, *, ksize, strides, padding, data_format, xp):
+def _max_pool_grad_grad(x, out, grad, *, ksize, strides, padding, data_format, xp, explicit_paddings=()):
     x, out, grad = (to_nhwc(t, data_format) for t in (x, out, grad))
-    windows = pool_windows(x.shape, ksize, strides, padding, data_format)
+    windows = pool_windows(x.shape, ksize, strides, padding, data_format, explicit_paddings)
     grad_padded = windows.pad(grad, xp)
     result = xp.zeros(windows.out_shape, dtype=grad.dtype)
     for rows, cols, hit in _first_max_masks(x, out, windows, xp):

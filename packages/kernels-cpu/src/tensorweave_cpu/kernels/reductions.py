@@ -45,11 +45,15 @@ def _reduction(op_type, reduce, quiet=False):
 
 
 def _mean(xp, x, axes, keep, dtype):
+    """The sum over the count (numpy's mean, without its warning on an empty axis: TF gives NaN quietly).
+    Integers are summed in 64 bits, so a mean of small integers is exact (as TF's), then truncated to zero."""
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
     if dtype.kind in "iu":
-        total = xp.sum(x, axis=axes, keepdims=keep, dtype=dtype)
-        count = max(int(np.prod([x.shape[a] for a in axes], dtype=np.int64)), 1)
-        return xp.sign(total) * (xp.abs(total) // count) if dtype.kind == "i" else total // count
-    return xp.mean(x, axis=axes, keepdims=keep, dtype=_accumulator(dtype))
+        total = xp.sum(x, axis=axes, keepdims=keep, dtype=np.int64 if dtype.kind == "i" else np.uint64)
+        count = max(count, 1)
+        floor = total // count
+        return floor + ((floor * count != total) & (total < 0)) if dtype.kind == "i" else floor
+    return xp.true_divide(xp.sum(x, axis=axes, keepdims=keep, dtype=_accumulator(dtype)), count)
 
 
 def _extreme(pick, empty_value):
@@ -86,22 +90,28 @@ def _axis(axis, ndim):
     return axis % ndim
 
 
-def _arg_reduction(op_type, xp_name):
+def _arg_reduction(op_type, xp_name, nan_stand_in):
+    """ArgMax/ArgMin as TF computes them: NaNs are skipped (they stand in as the value no entry can beat),
+    so a row of NaNs, or of NaNs and the stand-in, gives index 0; ties give the first index."""
     def build(node):
-        pick = getattr(node.device.array_module, xp_name)
+        xp = node.device.array_module
+        pick = getattr(xp, xp_name)
         dtype = node.output_dtypes[0].as_numpy_dtype
+        inexact = np.dtype(node.input_dtypes[0].as_numpy_dtype).kind == "f"
 
         def compute(x, dimension):
             axis = _axis(dimension, x.ndim)
             if x.shape[axis] == 0:
                 raise ValueError(f"{op_type} over axis {axis} of shape {x.shape}: the axis is empty")
+            if inexact:
+                x = xp.where(xp.isnan(x), nan_stand_in(x.dtype), x)
             return pick(x, axis=axis).astype(dtype)
         return compute
     KERNELS.add(op_type, build=build)
 
 
-_arg_reduction("ArgMax", "argmax")
-_arg_reduction("ArgMin", "argmin")
+_arg_reduction("ArgMax", "argmax", _lowest)
+_arg_reduction("ArgMin", "argmin", _highest)
 
 
 def _cumulative(op_type, xp_name, identity):
@@ -117,7 +127,7 @@ def _cumulative(op_type, xp_name, identity):
             if reverse:
                 x = xp.flip(x, axis)
             out = run(x, axis=axis, dtype=_accumulator(dtype))
-            if exclusive:
+            if exclusive and x.shape[axis]:
                 shifted = xp.empty_like(out)
                 before = (slice(None),) * axis
                 shifted[before + (0,)] = identity

@@ -4,7 +4,7 @@ Kernels move NCHW data to NHWC as views (no copy), work in NHWC, and move result
 window offsets (a few dozen at most), never over the batch or channels.
 """
 
-from tensorweave.extension import spatial_params, window_geometry
+from tensorweave.extension import spatial_paddings, spatial_params, window_geometry
 
 
 def to_nhwc(x, data_format):
@@ -29,19 +29,26 @@ class Windows:
     __slots__ = ("in_shape", "window", "strides", "dilations", "out_h", "out_w", "pad_top", "pad_bottom",
                  "pad_left", "pad_right")
 
-    def __init__(self, in_shape, window, strides, dilations, padding):
+    def __init__(self, in_shape, window, strides, dilations, paddings):
+        """``paddings``: "SAME" or "VALID" for both axes, or the (height, width) paddings, each one of those or
+        a (before, after) pair."""
+        if isinstance(paddings, str):
+            paddings = (paddings, paddings)
         self.in_shape = tuple(in_shape)
         self.window, self.strides, self.dilations = tuple(window), tuple(strides), tuple(dilations)
         _, h, w, _ = self.in_shape
-        self.out_h, self.pad_top, self.pad_bottom = window_geometry(h, window[0], strides[0], dilations[0], padding)
-        self.out_w, self.pad_left, self.pad_right = window_geometry(w, window[1], strides[1], dilations[1], padding)
+        self.out_h, self.pad_top, self.pad_bottom = window_geometry(h, window[0], strides[0], dilations[0],
+                                                                    paddings[0])
+        self.out_w, self.pad_left, self.pad_right = window_geometry(w, window[1], strides[1], dilations[1],
+                                                                    paddings[1])
 
     @classmethod
-    def from_attrs(cls, in_shape, window, strides, dilations, padding, data_format):
-        """From a node's 4-element ``strides``/``dilations`` attrs; ``window`` is the (height, width) pair."""
+    def from_attrs(cls, in_shape, window, strides, dilations, padding, data_format, explicit_paddings=()):
+        """From a node's 4-element ``strides``/``dilations`` attrs and its ``padding`` (with
+        ``explicit_paddings`` for EXPLICIT); ``window`` is the (height, width) pair."""
         strides = spatial_params(strides, data_format, "strides")
         dilations = spatial_params(dilations, data_format, "dilations") if dilations is not None else (1, 1)
-        return cls(in_shape, window, strides, dilations, padding)
+        return cls(in_shape, window, strides, dilations, spatial_paddings(padding, explicit_paddings, data_format))
 
     @property
     def out_shape(self):

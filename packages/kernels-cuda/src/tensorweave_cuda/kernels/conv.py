@@ -72,8 +72,9 @@ def _nhwc_rows(dy, data_format, xp):
 
 
 @KERNELS.register("Conv2D", dtypes=list(cc.FLOATS))
-def _conv2d(x, w, *, strides, padding, data_format, dilations, xp):
-    geo = conv_windows(nhwc_shape(x.shape, data_format), w.shape, strides, dilations, padding, data_format)
+def _conv2d(x, w, *, strides, padding, data_format, dilations, xp, explicit_paddings=()):
+    geo = conv_windows(nhwc_shape(x.shape, data_format), w.shape, strides, dilations, padding, data_format,
+                       explicit_paddings)
     out_channels = w.shape[3]
     out = xp.matmul(im2col(x, data_format, geo, xp), xp.ascontiguousarray(w).reshape(-1, out_channels))
     out = out.reshape(geo.out_shape[:3] + (out_channels,))
@@ -81,9 +82,10 @@ def _conv2d(x, w, *, strides, padding, data_format, dilations, xp):
 
 
 @KERNELS.register("Conv2DBackpropInput", dtypes=list(cc.FLOATS))
-def _conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format, dilations, xp):
+def _conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format, dilations, xp,
+                           explicit_paddings=()):
     in_shape = nhwc_shape(input_sizes, data_format)
-    geo = conv_windows(in_shape, w.shape, strides, dilations, padding, data_format)
+    geo = conv_windows(in_shape, w.shape, strides, dilations, padding, data_format, explicit_paddings)
     out_channels = w.shape[3]
     check_out_backprop(to_nhwc(dy, data_format), geo, out_channels)
     cols = xp.matmul(_nhwc_rows(dy, data_format, xp), xp.ascontiguousarray(w).reshape(-1, out_channels).T)
@@ -94,9 +96,11 @@ def _conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format,
 
 
 @KERNELS.register("Conv2DBackpropFilter", dtypes=list(cc.FLOATS))
-def _conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format, dilations, xp):
+def _conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format, dilations, xp,
+                            explicit_paddings=()):
     filter_shape = tuple(int(d) for d in (filter_sizes.tolist() if hasattr(filter_sizes, "tolist") else filter_sizes))
-    geo = conv_windows(nhwc_shape(x.shape, data_format), filter_shape, strides, dilations, padding, data_format)
+    geo = conv_windows(nhwc_shape(x.shape, data_format), filter_shape, strides, dilations, padding, data_format,
+                       explicit_paddings)
     check_out_backprop(to_nhwc(dy, data_format), geo, filter_shape[3])
     d_filter = xp.matmul(im2col(x, data_format, geo, xp).T, _nhwc_rows(dy, data_format, xp))
     return d_filter.reshape(filter_shape)

@@ -102,8 +102,8 @@ def _run(name, dtype, count, arrays_and_formats, geo):
 
 
 def _forward(name):
-    def pool(x, *, ksize, strides, padding, data_format, xp):
-        geo = pool_windows(nhwc_shape(x.shape, data_format), ksize, strides, padding, data_format)
+    def pool(x, *, ksize, strides, padding, data_format, xp, explicit_paddings=()):
+        geo = pool_windows(nhwc_shape(x.shape, data_format), ksize, strides, padding, data_format, explicit_paddings)
         y = xp.empty(from_nhwc_shape(geo.out_shape, data_format), dtype=x.dtype)
         _run(name, x.dtype, y.size, [(x, data_format), (y, data_format)], geo)
         return y
@@ -115,8 +115,8 @@ KERNELS.add("AvgPool", _forward("avg_pool"), dtypes=list(cc.FLOATS))
 
 
 @KERNELS.register("MaxPoolGrad", dtypes=list(cc.FLOATS))
-def _max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format, xp):
-    geo = pool_windows(nhwc_shape(x.shape, data_format), ksize, strides, padding, data_format)
+def _max_pool_grad(x, out, grad, *, ksize, strides, padding, data_format, xp, explicit_paddings=()):
+    geo = pool_windows(nhwc_shape(x.shape, data_format), ksize, strides, padding, data_format, explicit_paddings)
     check_grad(to_nhwc(grad, data_format), geo)
     dx = xp.zeros(x.shape, dtype=grad.dtype)
     _run("max_pool_grad", x.dtype, grad.size,
