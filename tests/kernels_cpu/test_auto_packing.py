@@ -116,3 +116,41 @@ def test_float_entry_in_a_shape_list_is_cast_to_the_default_index_type():
     assert r.op.inputs[1].dtype == tf.int32
     with tf.Session() as s:
         assert s.run(r).shape == (2, 3)
+
+
+def test_transformer_style_code_with_a_runtime_batch():
+    x = tf.placeholder(tf.float32, [None, 5, 8])
+    batch, length = tf.shape(x)[0], tf.shape(x)[1]
+    heads = tf.transpose(tf.reshape(x, [batch, length, 2, 4]), [0, 2, 1, 3])
+    merged = tf.reshape(tf.transpose(heads, [0, 2, 1, 3]), [batch, -1, 8])
+    positions = tf.tile(tf.expand_dims(tf.range(5.0), 0), [batch, 1])
+    mask = tf.ones([batch, 1, length])
+    value = np.arange(3 * 5 * 8, dtype=np.float32).reshape(3, 5, 8)
+    with tf.Session() as s:
+        got_merged, got_positions, got_mask = s.run([merged, positions, mask], {x: value})
+    np.testing.assert_array_equal(got_merged, value)
+    np.testing.assert_array_equal(got_positions, np.tile(np.arange(5.0), (3, 1)))
+    assert got_mask.shape == (3, 1, 5)
+
+
+def test_packing_inside_cond_and_while_loop_with_captured_tensors():
+    n = tf.placeholder(tf.int32, [])
+    flag = tf.placeholder(tf.bool, [])
+    shaped = tf.cond(flag, lambda: tf.zeros([n, 2]), lambda: tf.ones([2, n]))
+
+    def body(i, total):
+        return i + 1, total + tf.reduce_sum(tf.ones([n, i + 1]))
+
+    _, total = tf.while_loop(lambda i, total: i < 3, body, [tf.constant(0), tf.constant(0.0)])
+    with tf.Session() as s:
+        assert s.run(shaped, {n: 4, flag: True}).shape == (4, 2)
+        assert s.run(shaped, {n: 4, flag: False}).shape == (2, 4)
+        assert s.run(total, {n: 2}) == 2 * (1 + 2 + 3)
+
+
+def test_unknown_rank_tensor_inside_a_list_packs_at_run_time():
+    u = tf.placeholder(tf.float32)  # rank unknown
+    t = tf.convert_to_tensor([u, 2.0 * u])
+    assert t.shape.ndims is None
+    with tf.Session() as s:
+        np.testing.assert_array_equal(s.run(t, {u: [1.0, 2.0]}), [[1.0, 2.0], [2.0, 4.0]])

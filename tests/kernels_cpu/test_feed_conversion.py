@@ -101,6 +101,8 @@ def test_booleans_and_floats_as_tf1(case, dtype, value):
 
 @pytest.mark.parametrize("dtype,value,number,where", [
     ("float16", 70000.0, "70000.0", ""),
+    ("float16", 65520.0, "65520.0", ""),  # the first value that rounds to inf
+    ("float16", -100000, "-100000", ""),
     ("float16", [1.0, 70000.0], "70000.0", r" \(at index \[1\]\)"),
     ("float16", [[1], [100000]], "100000", r" \(at index \[1, 0\]\)"),
     ("float32", [1e300], "1e\\+300", r" \(at index \[0\]\)"),
@@ -110,6 +112,12 @@ def test_python_number_overflowing_to_inf_is_refused(dtype, value, number, where
     with pytest.raises(TypeError, match=rf"cannot feed {number}{where} to tensor 'scale:0' of dtype {dtype}, whose "
                                         rf"largest finite value is {top}.*: it would become inf"):
         feed(dtype, value, name="scale")
+
+
+def test_largest_values_that_round_to_a_finite_number_are_fed():
+    np.testing.assert_array_equal(feed("float16", [65519.0, -65519]), np.array([65504, -65504], np.float16))
+    tf.reset_default_graph()
+    assert feed("float16", 65519.0) == np.float16(65504)
 
 
 def test_infinities_and_nan_given_as_python_floats_are_fed():

@@ -7,6 +7,8 @@ is refused with the placeholder's name and the dtype's range, as TF1 refuses a b
 that would become inf (70000.0 into float16) is refused the same way, and a ragged list says where it is ragged.
 """
 
+import functools
+
 import numpy as np
 
 from tensorweave import dtypes, errors
@@ -58,37 +60,69 @@ def _as_array(tensor, value, np_type=None):
 
 def _cast(tensor, arr):
     """A numpy value cast to the tensor's dtype as numpy casts (wrapping, overflowing to inf), kinds checked."""
-    dtype = tensor.dtype
-    if arr.dtype == dtype._np:
+    target = tensor.dtype._np
+    if arr.dtype == target:
         return arr
-    if arr.dtype.kind not in _ACCEPTS.get(dtype._np.kind, ""):
+    if arr.dtype.kind not in _ACCEPTS.get(target.kind, ""):
         raise errors.InvalidArgumentError(None, tensor.op, (
-            f"cannot feed a value of dtype {arr.dtype.name} to tensor {tensor.name!r} of dtype {dtype.name}; "
-            f"convert it first (e.g. np.asarray(value, np.{dtype.name}))"))
-    with np.errstate(over="ignore", invalid="ignore"):
-        return arr.astype(dtype._np)
+            f"cannot feed a value of dtype {arr.dtype.name} to tensor {tensor.name!r} of dtype {tensor.dtype.name}; "
+            f"convert it first (e.g. np.asarray(value, np.{tensor.dtype.name}))"))
+    if arr.dtype.kind in "fc" and target.itemsize < arr.dtype.itemsize:
+        with np.errstate(over="ignore"):  # inf where it overflows, as numpy (and TF1) give, without the warning
+            return arr.astype(target)
+    return arr.astype(target)
 
 
 def _from_python(tensor, value):
     """Python numbers and lists of them: converted exactly, or refused where a number does not fit."""
     dtype = tensor.dtype
+    if type(value) in (int, float) and dtype._np.kind in "iuf":  # the common scalar feed: checked in Python
+        if dtype.is_integer and type(value) is int:
+            lo, hi = _integer_range(dtype)
+            if not lo <= value <= hi:
+                _refuse(tensor, value, ())
+            return np.asarray(value, dtype._np)
+        if dtype.is_floating:
+            edge = _overflow_edge(dtype)
+            if edge is not None and edge <= abs(value) < float("inf"):
+                _refuse(tensor, value, ())
+            return np.asarray(value, dtype._np)
     arr = _as_array(tensor, value)
-    if arr.dtype.kind in "fO" and _all_python_ints(value):  # ints beyond int64, or mixing int64 and uint64
+    kind = arr.dtype.kind
+    if kind in "fO" and _all_python_ints(value):  # ints beyond int64, or mixing int64 and uint64
         outside = _first_outside_integers(value, dtype) if dtype.is_integer else None
         if outside is not None:
             _refuse(tensor, *outside)
         arr = np.array(value, dtype=dtype._np if dtype.is_integer else np.float64)
-    if dtype.is_integer and arr.dtype.kind in "iu" and arr.size:
-        info = np.iinfo(dtype._np)
-        outside = (arr < info.min) | (arr > info.max)
-        if outside.any():
-            _refuse(tensor, *_first(arr, outside))
-    out = _cast(tensor, arr)
-    if dtype._np.kind in "fc" and arr.dtype.kind in "iuf" and out.size:
-        overflowed = np.isinf(out) & np.isfinite(arr)
-        if overflowed.any():
-            _refuse(tensor, *_first(arr, overflowed))
-    return out
+        kind = arr.dtype.kind
+    if arr.size and dtype.is_integer and kind in "iu":
+        lo, hi = _integer_range(dtype)
+        if arr.min() < lo or arr.max() > hi:
+            _refuse(tensor, *_first(arr, (arr < lo) | (arr > hi)))
+    elif arr.size and dtype.is_floating and kind in "iuf":
+        edge = _overflow_edge(dtype)
+        if edge is not None and (arr.max() >= edge or arr.min() <= -edge):  # some value may round to inf
+            with np.errstate(over="ignore"):
+                out = arr.astype(dtype._np)
+            overflowed = np.isinf(out) & np.isfinite(arr)
+            if overflowed.any():
+                _refuse(tensor, *_first(arr, overflowed))
+            return out
+    return _cast(tensor, arr)
+
+
+@functools.lru_cache(maxsize=None)
+def _integer_range(dtype):
+    return dtype.min, dtype.max
+
+
+@functools.lru_cache(maxsize=None)
+def _overflow_edge(dtype):
+    """The smallest magnitude that rounds to inf in ``dtype`` (max + half its last step), None for float64."""
+    if dtype is dtypes.float64:
+        return None
+    info = np.finfo(dtype._np)
+    return float(info.max) + 2.0 ** (info.maxexp - 2 - info.nmant)
 
 
 def _first(arr, mask):
