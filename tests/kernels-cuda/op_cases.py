@@ -55,7 +55,8 @@ CASES = [
         ("sigmoid", tf.sigmoid), ("sin", tf.sin), ("cos", tf.cos), ("floor", tf.floor), ("ceil", tf.ceil),
         ("round", tf.round), ("sign", tf.sign), ("expm1", tf.expm1), ("relu", tf.nn.relu), ("relu6", tf.nn.relu6),
         ("elu", tf.nn.elu), ("selu", tf.nn.selu), ("softplus", tf.nn.softplus), ("softsign", tf.nn.softsign),
-        ("leaky_relu", lambda x: tf.nn.leaky_relu(x, 0.3)), ("is_finite", tf.is_finite)]],
+        ("leaky_relu", lambda x: tf.nn.leaky_relu(x, 0.3)), ("is_finite", tf.is_finite),
+        ("check_numerics", lambda x: tf.check_numerics(x, "m"))]],
     *[Case(name, fn, [(3, 5)], kind="positive") for name, fn in [
         ("log", tf.log), ("log1p", tf.log1p), ("sqrt", tf.sqrt), ("rsqrt", tf.rsqrt), ("reciprocal", tf.reciprocal)]],
     *[Case(name, fn, [(4, 3)], dtypes=INTS) for name, fn in [

@@ -177,3 +177,14 @@ def test_new_state_goes_where_its_colocated_partners_in_the_whole_graph_have_ker
     where = _placements(capfd.readouterr().err)
     assert where["global_step"] == where["tokens"] == "CPU:0"
     assert where["weights"] == f"{STAND_IN}:0"
+
+
+def test_check_numerics_runs_on_the_gpu_and_fails_with_the_cpu_message(stand_in):
+    x = tf.placeholder(tf.float32, [2])
+    with tf.device(ON_STAND_IN):
+        checked = tf.check_numerics(x * 2.0, "doubled x")
+    with tf.Session(config=_config()) as s:
+        np.testing.assert_array_equal(s.run(checked, {x: [1.0, 2.0]}), [2.0, 4.0])
+        with pytest.raises(tf.errors.InvalidArgumentError, match="doubled x : Tensor had Inf and NaN values"):
+            s.run(checked, {x: [np.inf, np.nan]})
+    assert "CheckNumerics" in stand_in.devices[0].bound

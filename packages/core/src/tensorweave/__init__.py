@@ -27,6 +27,7 @@ from tensorweave.framework.tensor_shape import Dimension, TensorShape  # noqa: E
 from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: E402,F401
 from tensorweave.ops.accumulator_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.array_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.check_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.clip_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.control_flow_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.data_flow_ops import *  # noqa: E402,F401,F403
@@ -37,6 +38,7 @@ from tensorweave.ops.init_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.io_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.logging_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.math_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.numerics_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.random_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.state_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_array_ops import *  # noqa: E402,F401,F403
@@ -48,7 +50,7 @@ from tensorweave.runtime.config import (  # noqa: E402,F401
 )
 from tensorweave.runtime.session import InteractiveSession, Session, get_default_session  # noqa: E402,F401
 
-from tensorweave import compat, layers, losses, math, nn, queue, random, test, train  # noqa: E402,F401
+from tensorweave import compat, debugging, layers, losses, math, nn, queue, random, test, train  # noqa: E402,F401
 
 _API_HINTS = {"summary": "tensorweave[board] (the tensorboard-lite package)"}
 

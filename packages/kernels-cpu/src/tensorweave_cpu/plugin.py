@@ -21,6 +21,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.io",
     "tensorweave_cpu.kernels.linalg",
     "tensorweave_cpu.kernels.math",
+    "tensorweave_cpu.kernels.numerics",
     "tensorweave_cpu.kernels.reductions",
     "tensorweave_cpu.kernels.matmul",
     "tensorweave_cpu.kernels.nn",

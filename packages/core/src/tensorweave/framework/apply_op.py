@@ -5,7 +5,9 @@ from tensorweave.framework import graph as graph_mod
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.op_def import NO_DEFAULT
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like, python_scalar_dtype
+from tensorweave.framework.tensor_conversion import (
+    convert_to_tensor, holds_tensor, is_tensor_like, packed_dtype, python_scalar_dtype,
+)
 
 
 def get_op_def(op_type):
@@ -178,6 +180,11 @@ def _first_typed_arg(op_def, type_attr, inputs):
 def _default_type(op_def, type_attr, values):
     attr = op_def.attrs[type_attr]
     for v in values:
+        if isinstance(v, (list, tuple)) and holds_tensor(v):
+            dt = packed_dtype(v)  # TF1: the packed tensors' dtype, else the attr's default (the tensors cast)
+            if attr.allowed is None or dt in attr.allowed or not attr.has_default:
+                return dt
+            return attr.default
         dt = python_scalar_dtype(v)
         if dt is None:
             try:

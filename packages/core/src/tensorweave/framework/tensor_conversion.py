@@ -1,4 +1,8 @@
-"""Turning Python values, numpy arrays and tensor-like objects (Variables, IndexedSlices) into Tensors."""
+"""Turning Python values, numpy arrays and tensor-like objects (Variables, IndexedSlices) into Tensors.
+
+Every op input goes through ``convert_to_tensor``; a (nested) list or tuple holding tensors becomes one Pack op
+there (TF1's auto-packing), so ``tf.tile(x, [batch, 1])`` and ``x + [n, 3]`` work wherever a tensor is expected.
+"""
 
 import numbers
 
@@ -63,13 +67,40 @@ def _exceeds_int32(arr):
 
 
 def _from_python(value, dtype):
-    if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(value)):
-        raise TypeError("a list containing Tensors must be converted with tf.stack, not as a constant")
+    if isinstance(value, (list, tuple)) and holds_tensor(value):
+        raise TypeError(f"{_short(value)} holds Tensors, so it cannot be a constant's value; "
+                        f"tf.convert_to_tensor or tf.stack packs it into one tensor")
     np_type = None if dtype is None or dtype in (dtypes.string,) else dtype.as_numpy_dtype
     try:
         return np.asarray(value, dtype=np_type) if np_type is not None and not _has_float(value, dtype) else np.asarray(value)
     except (ValueError, TypeError) as e:
+        ragged = ragged_shapes(value)
+        if ragged is not None:
+            raise ValueError(f"cannot convert {_short(value)} to a tensor: it is not rectangular ({ragged})") from None
         raise TypeError(f"cannot convert {_short(value)} to a tensor: {e}") from None
+
+
+def ragged_shapes(value):
+    """Where a nested list stops being rectangular, as text ("[0] has shape (2,) but [1] has shape (1,)"),
+    or None if it is rectangular."""
+    def shape(v, path):
+        if not isinstance(v, (list, tuple)):
+            return np.shape(v)
+        shapes = [shape(x, f"{path}[{i}]") for i, x in enumerate(v)]
+        for i, s in enumerate(shapes[1:], 1):
+            if s != shapes[0]:
+                raise _Ragged(f"{path}[0] has shape {shapes[0]} but {path}[{i}] has shape {s}")
+        return (len(v),) + (shapes[0] if shapes else ())
+
+    try:
+        shape(value, "")
+    except _Ragged as e:
+        return str(e)
+    return None
+
+
+class _Ragged(Exception):
+    pass
 
 
 def _has_float(value, dtype):
@@ -93,6 +124,20 @@ def is_tensor_like(value):
     return isinstance(value, Tensor) or any(isinstance(value, t) for t, _, _ in _conversion_functions)
 
 
+_NEVER_TENSORS = (int, float, complex, str, bytes, np.generic, np.ndarray)
+
+
+def holds_tensor(values):
+    """Whether a (nested) list or tuple holds a Tensor or tensor-like object (so converting it packs)."""
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            if holds_tensor(v):
+                return True
+        elif not isinstance(v, _NEVER_TENSORS) and is_tensor_like(v):
+            return True
+    return False
+
+
 def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, as_ref=False):
     """TF1's ``tf.convert_to_tensor``: Tensors pass through (dtype checked), others become constants."""
     if dtype is not None:
@@ -107,12 +152,69 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, as_ref
             result = fn(value, dtype=dtype, name=name, as_ref=as_ref)
             if result is not NotImplemented:
                 return result
+    if isinstance(value, (list, tuple)) and holds_tensor(value):
+        return pack_nested(value, dtype, name)
     if dtype is None and preferred_dtype is not None:
         try:
             return _constant(numpy_value(value, preferred_dtype), name)
         except TypeError:
             pass
     return _constant(numpy_value(value, dtype), name)
+
+
+def pack_nested(values, dtype=None, name=None):
+    """TF1's auto-packing: a (nested) list or tuple holding tensors as one tensor (a Pack op per list).
+
+    The dtype is ``dtype``, else the first tensor's (depth first); with ``dtype`` given, tensors of another dtype
+    are cast to it, as TF1 does; without it they are refused. Python and numpy entries become constants of it.
+    """
+    from tensorweave.framework import graph as graph_mod
+    found = packed_dtype(values)
+    values = _tensors_inside(values)
+    if dtype is None:
+        dtype = found
+    return _pack(values, dtype, name or "packed", graph_mod.get_default_graph(), cast=found is not dtype)
+
+
+class _Packed(list):
+    """A nested list that becomes a Pack of its own (it holds tensors); other lists become constants."""
+
+
+def _tensors_inside(values):
+    return _Packed(_tensors_inside(v) if isinstance(v, (list, tuple)) and holds_tensor(v)
+                   else convert_to_tensor(v) if not isinstance(v, _NEVER_TENSORS) and is_tensor_like(v) else v
+                   for v in values)
+
+
+def packed_dtype(values):
+    """The dtype a list holding tensors packs to without a requested dtype: its first tensor's, depth first."""
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            found = packed_dtype(v)
+            if found is not None:
+                return found
+        elif not isinstance(v, _NEVER_TENSORS) and is_tensor_like(v):
+            return dtypes.as_dtype(v.dtype).base_dtype
+    return None
+
+
+def _pack(values, dtype, name, graph, cast):
+    from tensorweave.framework.apply_op import apply_op
+    with graph.name_scope(name) as scope:
+        elems = []
+        for i, v in enumerate(values):
+            if isinstance(v, _Packed):
+                v = _pack(v, dtype, str(i), graph, cast)
+            elif not isinstance(v, Tensor):
+                v = convert_to_tensor(v, dtype=dtype, name=str(i))
+            elif v.dtype.base_dtype is not dtype:
+                if not cast:
+                    raise TypeError(f"Cannot convert a list containing a tensor of dtype {v.dtype.name} to "
+                                    f"{dtype.name} (Tensor is: {v!r}); cast it with tf.cast, or pass dtype= "
+                                    f"to convert the whole list")
+                v = apply_op("Cast", [v], {"DstT": dtype}, name="Cast")
+            elems.append(v)
+        return apply_op("Pack", [elems], {"axis": 0}, name=scope)
 
 
 def _constant(arr, name):

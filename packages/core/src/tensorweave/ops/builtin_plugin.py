@@ -19,6 +19,7 @@ OP_MODULES = (
     "tensorweave.ops.io_ops",
     "tensorweave.ops.linalg_ops",
     "tensorweave.ops.logging_ops",
+    "tensorweave.ops.numerics_ops",
     "tensorweave.ops.math_ops",
     "tensorweave.ops.broadcast_gradient_ops",
     "tensorweave.ops.unary_math_ops",

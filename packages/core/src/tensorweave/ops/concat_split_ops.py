@@ -13,7 +13,7 @@ from tensorweave import dtypes
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
-from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like, numpy_value
+from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like, numpy_value
 from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
 
 DEFS = OpDefList()
@@ -316,12 +316,6 @@ PACK.set_gradient(lambda op, grad: unstack(_dense(grad), num=len(op.inputs), axi
 UNPACK.set_gradient(lambda op, *grads: [stack(_filled(op, grads), axis=op.get_attr("axis"))])
 
 
-def _holds_tensor(value):
-    if isinstance(value, (list, tuple)):
-        return any(_holds_tensor(v) for v in value)
-    return is_tensor_like(value)
-
-
 def stack(values, axis=0, name="stack"):
     """Stacks a list of tensors (Python values, and nested lists of them, mixed in) along a new ``axis``.
 
@@ -331,12 +325,11 @@ def stack(values, axis=0, name="stack"):
         if axis == 0:
             return convert_to_tensor(values, name=name)
         raise TypeError(f"stack takes a list of tensors, got {values!r}")
-    if not _holds_tensor(values):
+    if not holds_tensor(values):
         arr = numpy_value(values)
         axis = check_axis(axis, arr.ndim, "the stacked result")
         from tensorweave.ops.array_ops import constant_from_numpy
         return constant_from_numpy(np.ascontiguousarray(np.moveaxis(arr, 0, axis)), name=name)
-    values = [stack(v) if isinstance(v, (list, tuple)) and _holds_tensor(v) else v for v in values]
     return apply_op("Pack", [values], {"axis": axis}, name=name)
 
 

@@ -11,7 +11,7 @@ from tensorweave import dtypes
 from tensorweave.framework import common_shapes, graph as graph_mod, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
-from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
+from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like
 from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape, register_constant_evaluator
 
 DEFS = OpDefList()
@@ -93,7 +93,7 @@ register_constant_evaluator("OnesLike")(_like_value(_one))
 # ---- wrappers -------------------------------------------------------------------------------------------------------
 def _static_dims(shape):
     """``shape`` as a list of ints if it is given without tensors, else None (a run-time shape)."""
-    if is_tensor_like(shape) or (isinstance(shape, (list, tuple)) and any(is_tensor_like(d) for d in shape)):
+    if is_tensor_like(shape) or (isinstance(shape, (list, tuple)) and holds_tensor(shape)):
         return None
     dims = tensor_shape.as_shape(shape)
     if not dims.is_fully_defined():

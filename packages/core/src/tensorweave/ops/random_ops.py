@@ -16,7 +16,7 @@ from tensorweave.framework import graph as graph_mod
 from tensorweave.framework import random_seed, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
-from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
+from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like
 from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape
 
 DEFS = OpDefList()
@@ -110,7 +110,7 @@ def _seed_attrs(seed):
 
 def shape_tensor(shape, what="shape"):
     """``shape`` as a 1-D int32/int64 tensor: tensors pass through; lists may mix ints and scalar tensors."""
-    if is_tensor_like(shape):
+    if is_tensor_like(shape) or isinstance(shape, (list, tuple)) and holds_tensor(shape):
         shape = convert_to_tensor(shape, name=what)
         if shape.dtype not in (dtypes.int32, dtypes.int64):
             raise TypeError(f"{what} must be an int32 or int64 tensor, got {shape.dtype.name} ({shape.name}); "
@@ -125,10 +125,6 @@ def shape_tensor(shape, what="shape"):
                              f"to draw a shape known only at run time")
     if isinstance(shape, (numbers.Number, np.number)) or (isinstance(shape, np.ndarray) and shape.ndim != 1):
         raise ValueError(f"{what} must be a 1-D list of dimensions, got {shape!r}; to draw n values use [n]")
-    if isinstance(shape, (list, tuple)) and any(is_tensor_like(d) for d in shape):
-        from tensorweave.ops import array_ops
-        index_type = dtypes.int64 if any(getattr(d, "dtype", None) == dtypes.int64 for d in shape) else dtypes.int32
-        return array_ops.stack([convert_to_tensor(d, dtype=index_type) for d in shape], name=what)
     dims = np.asarray(shape)
     if dims.size and (dims.dtype.kind not in "iu"):
         raise TypeError(f"{what} must hold integers, got {list(dims.reshape(-1))}")

@@ -11,7 +11,7 @@ from tensorweave import dtypes
 from tensorweave.framework import common_shapes, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
-from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
+from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like, packed_dtype
 from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape, register_constant_evaluator
 
 DEFS = OpDefList()
@@ -22,14 +22,14 @@ __all__ = ["shape", "shape_n", "size", "rank", "reshape", "expand_dims", "squeez
 
 def shape_tensor(shape, name="shape"):
     """A 1-D integer tensor from a shape given as a tensor, a TensorShape, or a list mixing ints and scalar
-    tensors (packed with ``stack``, as TF's auto-packing does)."""
+    tensors (which ``convert_to_tensor`` packs)."""
     if isinstance(shape, tensor_shape.TensorShape):
         if not shape.is_fully_defined():
             raise ValueError(f"shape {shape} is not fully defined; pass a shape tensor (e.g. tf.shape(x)) instead")
         shape = shape.as_list()
-    if isinstance(shape, (list, tuple)) and any(is_tensor_like(d) for d in shape):
-        from tensorweave.ops import array_ops
-        return array_ops.stack([d if is_tensor_like(d) else int(d) for d in shape], name=name)
+    if isinstance(shape, (list, tuple)) and holds_tensor(shape):  # packed; other entries cast to int32, as TF1
+        index = packed_dtype(shape) in (dtypes.int32, dtypes.int64)
+        return convert_to_tensor(shape, dtype=None if index else dtypes.int32, name=name)
     if is_tensor_like(shape) or (isinstance(shape, np.ndarray) and shape.dtype in (np.int32, np.int64)):
         return convert_to_tensor(shape, name=name)
     return convert_to_tensor(shape, dtype=_index_dtype(shape), name=name)

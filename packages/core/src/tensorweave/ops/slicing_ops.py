@@ -15,7 +15,7 @@ from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
+from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like
 from tensorweave.framework.tensor_util import (
     constant_value, constant_value_as_shape, register_constant_evaluator,
 )
@@ -276,9 +276,8 @@ def _index_vectors(values):
     dtype = dtypes.int64 if wide else dtypes.int32
     out = []
     for v in parts:
-        if isinstance(v, list) and any(is_tensor_like(x) for x in v):
-            from tensorweave.ops import array_ops
-            out.append(array_ops.stack([_as_index(x, dtype) for x in v]))
+        if isinstance(v, list) and holds_tensor(v):
+            out.append(convert_to_tensor(v, dtype=dtype))  # packed, the other index dtype cast
         elif isinstance(v, list) or not is_tensor_like(v):
             out.append(convert_to_tensor(np.asarray(v, dtype.as_numpy_dtype).reshape(-1)))
         else:

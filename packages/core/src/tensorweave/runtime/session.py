@@ -7,13 +7,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from tensorweave import dtypes, errors
+from tensorweave import errors
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.operation import Operation
 from tensorweave.framework.tensor import Tensor
 from tensorweave.runtime import device_mgr as device_mgr_mod
 from tensorweave.runtime.config import ConfigProto, RunOptions
 from tensorweave.runtime.cost_model import CostModel
+from tensorweave.runtime.feed_conversion import convert_feed
 from tensorweave.runtime.fetches import FetchPlan
 from tensorweave.runtime.plan import compile_plan
 from tensorweave.runtime.rendezvous import LocalRendezvous
@@ -137,7 +138,7 @@ class BaseSession:
                 raise TypeError(f"the value of a feed cannot be a tf.Tensor (feeding {t.name} with {value.name}); "
                                 f"acceptable feed values are numpy arrays, Python scalars, lists and strings")
             tensors.append(t)
-            values.append(_convert_feed(t, value))
+            values.append(convert_feed(t, value))
         return tuple(tensors), values
 
     def _get_plan(self, fetch_tensors, targets, feed_tensors):
@@ -299,41 +300,5 @@ def _remote_master(target, config):
     return factory(target, config)
 
 
-def _convert_feed(tensor, value):
-    dtype = tensor.dtype
-    if isinstance(value, np.ndarray) and value.dtype == dtype._np:
-        arr = value
-    else:
-        arr = _to_array(tensor, value)
-    shape = tensor.shape
-    if shape.ndims is not None and not shape.is_compatible_with(arr.shape):
-        raise errors.InvalidArgumentError(None, tensor.op, (
-            f"cannot feed value of shape {arr.shape} for tensor {tensor.name!r}, which has shape "
-            f"{str(shape.as_list()).replace('None', '?')}"))
-    return arr
-
-
-def _to_array(tensor, value):
-    dtype = tensor.dtype
-    if dtype is dtypes.string:
-        arr = np.asarray(value, dtype=object)
-        return arr
-    if dtype is dtypes.resource or dtype is dtypes.variant:
-        return value
-    arr = np.asarray(value)
-    if arr.dtype == dtype._np:
-        return arr
-    if arr.dtype.kind in "OUS" or not (np.can_cast(arr.dtype, dtype._np, "same_kind") or
-                                       (arr.dtype.kind in "iub" and dtype.is_floating) or
-                                       (arr.dtype.kind == "b" and dtype.is_bool)):
-        raise errors.InvalidArgumentError(None, tensor.op, (
-            f"cannot feed a value of dtype {arr.dtype.name} to tensor {tensor.name!r} of dtype {dtype.name}; "
-            f"convert it first (e.g. np.asarray(value, np.{dtype.name}))"))
-    if arr.dtype.kind == "b" and not dtype.is_bool:
-        raise errors.InvalidArgumentError(None, tensor.op, (
-            f"cannot feed booleans to tensor {tensor.name!r} of dtype {dtype.name}"))
-    return arr.astype(dtype._np)
-
-
 def _feed_checker(tensor):
-    return lambda value: _convert_feed(tensor, value)
+    return lambda value: convert_feed(tensor, value)
