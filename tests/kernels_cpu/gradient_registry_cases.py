@@ -142,6 +142,7 @@ CASES = {
     "Identity": Case([(2, 3)], tf.identity),
     "IdentityN": Case([(2, 3), (3,)], lambda a, b: tf.identity_n([a, b])),
     "Snapshot": Case([(2, 3)], lambda x: op("Snapshot", [x])),
+    "CheckNumerics": Case([(2, 3)], lambda x: tf.check_numerics(x * x, "squared")),
     "EnsureShape": Case([(2, 3)], lambda x: tf.ensure_shape(x, [2, 3])),
     "PlaceholderWithDefault": Case([(2, 3)], lambda x: tf.placeholder_with_default(x, [2, 3])),
     "Print": Case([(2, 3)], lambda x: tf.Print(x, [], message="")),
