@@ -1,0 +1,113 @@
+"""The iterator resource: lives in the session's containers (as queues do) and keeps its position across runs.
+
+Initializing starts a new pipeline on a dataset value and closes the previous one (stopping its threads);
+closing the resource (its container cleared, its session closed) closes the pipeline. ``get_next`` calls
+are served one at a time; after the end every call raises OutOfRangeError until the iterator is
+initialized again. A string handle names the resource (device, container, name) for
+``IteratorFromStringHandleV2``.
+"""
+
+import json
+import threading
+
+from tensorweave.extension import Resource, errors
+
+from tensorweave_cpu.data.base import shape_text
+from tensorweave_cpu.data.pipeline import Pipeline
+
+_UNINITIALIZED = ("GetNext() failed because the iterator has not been initialized. Ensure that you have run the "
+                  "initializer operation for this iterator before getting the next element.")
+
+
+def _compatible(shape, declared):
+    return declared is None or (len(shape) == len(declared) and all(
+        d is None or d == s for s, d in zip(shape, declared)))
+
+
+class IteratorResource(Resource):
+    def __init__(self, name, dtypes, shapes):
+        self.name = name
+        self.dtypes = list(dtypes)  # numpy dtypes (None for variant components)
+        self.shapes = list(shapes)  # tuples with None for unknown dims, or None for unknown rank
+        self._state_lock = threading.Lock()
+        self._next_lock = threading.Lock()
+        self._iterator = self._pipeline = None
+        self._ended = False
+        self._started_once = False
+
+    def debug_string(self):
+        return f"Iterator {self.name}"
+
+    @property
+    def initialized(self):
+        return self._pipeline is not None
+
+    def check_structure(self, dataset, what):
+        if [str(d) for d in dataset.dtypes] != [str(d) for d in self.dtypes]:
+            raise errors.InvalidArgumentError(None, None, (
+                f"{what}: the dataset's component types {[str(d) for d in dataset.dtypes]} do not match the "
+                f"iterator's {[str(d) for d in self.dtypes]}"))
+
+    def initialize(self, dataset):
+        """Starts iterating ``dataset`` from its beginning, dropping (and stopping) the previous pipeline."""
+        self.check_structure(dataset, f"initializing iterator {self.name!r}")
+        pipeline = Pipeline(self.name)
+        iterator = dataset.iterator(pipeline)
+        with self._state_lock:
+            old, self._pipeline, self._iterator, self._ended = self._pipeline, pipeline, iterator, False
+        if old is not None:
+            old.close()
+
+    def initialize_once(self, dataset):
+        """A one-shot iterator's start: the first call initializes; later calls keep its position."""
+        with self._state_lock:
+            if self._started_once:
+                return
+            self._started_once = True
+        self.initialize(dataset)
+
+    def get_next(self, cancellation):
+        with self._next_lock:
+            with self._state_lock:
+                pipeline, iterator, ended = self._pipeline, self._iterator, self._ended
+            if pipeline is None:
+                raise errors.FailedPreconditionError(None, None, _UNINITIALIZED)
+            if not ended:
+                with pipeline.serving(cancellation):
+                    element = iterator.next()
+                if element is not None:
+                    self._check_element(element)
+                    return list(element)
+                with self._state_lock:
+                    if self._iterator is iterator:
+                        self._ended = True
+            raise errors.OutOfRangeError(None, None, "End of sequence")
+
+    def _check_element(self, element):
+        for i, (value, declared) in enumerate(zip(element, self.shapes)):
+            if self.dtypes[i] is not None and not _compatible(value.shape, declared):
+                raise errors.InvalidArgumentError(None, None, (
+                    f"component {i} of the element has shape {shape_text(value.shape)}, but iterator {self.name!r} "
+                    f"hands out elements of shape {'<unknown>' if declared is None else shape_text(declared)}"))
+
+    def close(self, error=None):
+        with self._state_lock:
+            pipeline, self._pipeline, self._iterator = self._pipeline, None, None
+        if pipeline is not None:
+            pipeline.close()
+
+
+
+def string_handle(device, container, name):
+    return json.dumps({"iterator": name, "container": container, "device": device}).encode()
+
+
+def parse_string_handle(text):
+    """(device, container, name) from a string handle, or InvalidArgumentError saying what was wrong."""
+    try:
+        fields = json.loads(text.decode() if isinstance(text, bytes) else text)
+        return fields["device"], fields["container"], fields["iterator"]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise errors.InvalidArgumentError(None, None, (
+            f"{text!r} is not an iterator's string handle; feed the value of iterator.string_handle() (a "
+            f"session.run of it) to the placeholder given to Iterator.from_string_handle")) from None
