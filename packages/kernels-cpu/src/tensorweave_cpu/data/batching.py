@@ -10,18 +10,23 @@ from tensorweave_cpu.data.base import DatasetValue, ElementIterator, shape_text
 def stack(items, index, dtype):
     """Component ``index`` of a batch's elements stacked along a new first dimension; all must share a shape."""
     first = items[0].shape
+    if dtype is not np.object_:
+        try:
+            out = np.array(items, dtype=dtype)
+            if out.shape[1:] == first:
+                return out
+        except ValueError:
+            pass  # shapes differ: said below
     for k, item in enumerate(items):
         if item.shape != first:
             raise errors.InvalidArgumentError(None, None, (
                 f"Cannot batch tensors with different shapes in component {index}. First element had shape "
                 f"{shape_text(first)} and element {k} had shape {shape_text(item.shape)}. To batch elements of "
                 f"different shapes, use padded_batch"))
-    if dtype is np.object_:
-        out = np.empty((len(items),) + first, dtype=object)
-        for k, item in enumerate(items):
-            out[k] = item
-        return out
-    return np.stack(items)
+    out = np.empty((len(items),) + first, dtype=object)
+    for k, item in enumerate(items):
+        out[k] = item
+    return out
 
 
 class _BatchingIterator(ElementIterator):
@@ -32,9 +37,9 @@ class _BatchingIterator(ElementIterator):
         self._done = False
 
     def next(self):
-        items = []
-        while not self._done and len(items) < self._size:
-            element = self._source.next()
+        items, take, size = [], self._source.next, self._size
+        while not self._done and len(items) < size:
+            element = take()
             if element is None:
                 self._done = True
             else:

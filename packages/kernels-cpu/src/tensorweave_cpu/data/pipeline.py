@@ -5,13 +5,14 @@ the element is cancelled, so nothing blocks a closing session and no thread outl
 
 import contextlib
 import threading
+import time
 import weakref
 
 from tensorweave.extension import errors
 
 THREAD_PREFIX = "tensorweave-data"
 _POLL_SECONDS = 0.1
-_JOIN_SECONDS = 10.0
+_JOIN_SECONDS = 1.0  # a thread still inside user code (a blocking generator) then ends when that code returns
 
 
 class Pipeline:
@@ -73,10 +74,10 @@ class Pipeline:
         for cond in list(self._conditions):
             with cond:
                 cond.notify_all()
-        me = threading.current_thread()
+        me, deadline = threading.current_thread(), time.monotonic() + _JOIN_SECONDS
         for thread in threads:
             if thread is not me:
-                thread.join(_JOIN_SECONDS)
+                thread.join(max(deadline - time.monotonic(), 0))
 
 
 class Failure:

@@ -36,7 +36,7 @@ class TensorSlices(DatasetValue):
 
     def iterator(self, pipeline):
         components = self.components
-        return GeneratorIterator(tuple(c[i, ...] for c in components) for i in range(self.size))
+        return GeneratorIterator(tuple([c[i, ...] for c in components]) for i in range(self.size))
 
 
 class Range(DatasetValue):

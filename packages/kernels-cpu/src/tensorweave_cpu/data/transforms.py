@@ -124,21 +124,23 @@ class Shuffle(DatasetValue):
 
 class _ShuffleIterator(ElementIterator):
     def __init__(self, source, size, rng):
-        self._source, self._size, self._rng = source, size, rng
+        self._source, self._size, self._random = source, size, rng.random
         self._buffer = []
         self._source_done = False
 
     def next(self):
         buffer = self._buffer
-        while not self._source_done and len(buffer) < self._size:
-            element = self._source.next()
-            if element is None:
-                self._source_done = True
-            else:
+        if not self._source_done and len(buffer) < self._size:
+            take, size = self._source.next, self._size
+            while len(buffer) < size:
+                element = take()
+                if element is None:
+                    self._source_done = True
+                    break
                 buffer.append(element)
         if not buffer:
             return None
-        i = self._rng.randrange(len(buffer))
+        i = int(self._random() * len(buffer))  # uniform: the bias of a 53-bit float is below 2**-40 here
         element = buffer[i]
         buffer[i] = buffer[-1]
         buffer.pop()
