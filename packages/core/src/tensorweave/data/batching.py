@@ -35,7 +35,7 @@ def _padded_shape_tensor(padded_shape, component_shape):
 def _padding_value(value, dtype):
     """A scalar tensor of ``dtype``: 0 or b'' when None; Python and numpy values are converted to ``dtype``."""
     if value is None:
-        value = "" if dtype == dtypes.string else np.zeros((), dtype.as_numpy_dtype)
+        value = b"" if dtype == dtypes.string else np.zeros((), dtype.as_numpy_dtype)
     tensor = convert_to_tensor(value, dtype=None if isinstance(value, Tensor) else dtype, name="padding_value")
     if not tensor.shape.is_compatible_with([]):
         raise ValueError(f"padded_batch: padding values must be scalars, but got shape {tensor.shape}")

@@ -13,6 +13,7 @@ from tensorweave.data import structure
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops.traced_function import TracedFunction
 from tensorweave.runtime.passes.rules import is_random
 
 _NO_INITIALIZER = ("the iterator does not have an initializer: it was created by make_one_shot_iterator() or "
@@ -112,11 +113,13 @@ def make_initializable_iterator(dataset, shared_name=None):
 
 
 def make_one_shot_iterator(dataset):
-    """TF captures the dataset's graph by value into the iterator, so it refuses placeholders and state."""
+    """The iterator computes the dataset's ops once, when it starts (TF captures them by value into a factory
+    function), so the dataset must not depend on placeholders or state."""
     _check_capturable(dataset._variant_tensor.op)
-    attrs = dict(_structure_attrs(dataset._structure), container=graph_mod.get_default_graph().current_container)
-    return Iterator(apply_op("OneShotIterator", [dataset._variant_tensor], attrs, name="OneShotIterator"), None,
-                    dataset._structure)
+    factory = TracedFunction.of_graph(f"{dataset._variant_tensor.op.name}_factory", [dataset._variant_tensor])
+    attrs = dict(_structure_attrs(dataset._structure), dataset_factory=factory,
+                 container=graph_mod.get_default_graph().current_container)
+    return Iterator(apply_op("OneShotIterator", [], attrs, name="OneShotIterator"), None, dataset._structure)
 
 
 def _check_capturable(op):

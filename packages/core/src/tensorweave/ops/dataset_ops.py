@@ -93,11 +93,11 @@ _dataset("MapAndBatchDataset", [_IN, _ARGS, "batch_size: int64", "num_parallel_c
 _ITERATOR = {"grad": NOT_DIFFERENTIABLE, "is_stateful": True}
 DEFS.define("IteratorV2", outputs=["handle: resource"], attrs=["shared_name: string", "container: string"] + _STRUCTURE,
             shape_fn=common_shapes.scalar_shape, doc="An iterator resource, started by MakeIterator.", **_ITERATOR)
-DEFS.define("OneShotIterator", inputs=["dataset: variant"], outputs=["handle: resource"],
-            attrs=["container: string = ''", "shared_name: string = ''"] + _STRUCTURE,
+DEFS.define("OneShotIterator", outputs=["handle: resource"],
+            attrs=["dataset_factory: func", "container: string = ''", "shared_name: string = ''"] + _STRUCTURE,
             shape_fn=common_shapes.scalar_shape,
-            doc="An iterator started on ``dataset`` the first time it runs in a session (later runs keep it).",
-            **_ITERATOR)
+            doc="An iterator started the first time it runs in a session, on the dataset ``dataset_factory`` "
+                "computes then (later runs keep it and compute nothing else).", **_ITERATOR)
 DEFS.define("MakeIterator", inputs=["dataset: variant", "iterator: resource"],
             doc="(Re)starts the iterator on the dataset, dropping what it was iterating.", **_ITERATOR)
 GET_NEXT = DEFS.define("IteratorGetNext", inputs=["iterator: resource"], outputs=["components: output_types"],

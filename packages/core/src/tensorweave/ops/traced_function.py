@@ -67,6 +67,12 @@ class TracedFunction:
         self.captured = list(captured)
         self.outputs = list(outputs)
 
+    @classmethod
+    def of_graph(cls, name, outputs):
+        """A function of no arguments computing existing tensors of the graph (a one-shot iterator's dataset
+        factory: the dataset's own ops, run once when the iterator starts instead of in every step)."""
+        return cls(name, [], [], [], outputs)
+
     @property
     def inputs(self):
         """What a call feeds: the arguments, then the captures."""

@@ -10,6 +10,8 @@ initialized again. A string handle names the resource (device, container, name) 
 import json
 import threading
 
+import numpy as np
+
 from tensorweave.extension import Resource, errors
 
 from tensorweave_cpu.data.base import shape_text
@@ -17,6 +19,16 @@ from tensorweave_cpu.data.pipeline import Pipeline
 
 _UNINITIALIZED = ("GetNext() failed because the iterator has not been initialized. Ensure that you have run the "
                   "initializer operation for this iterator before getting the next element.")
+
+
+def _bytes(strings):
+    """A string array with any str items encoded (the core keeps str constants as given; TF hands out bytes)."""
+    if not any(isinstance(s, str) for s in strings.reshape(-1)):
+        return strings
+    out = np.empty(strings.shape, dtype=object)
+    for i, s in enumerate(strings.reshape(-1)):
+        out.flat[i] = s.encode() if isinstance(s, str) else s
+    return out
 
 
 def _compatible(shape, declared):
@@ -58,13 +70,14 @@ class IteratorResource(Resource):
         if old is not None:
             old.close()
 
-    def initialize_once(self, dataset):
-        """A one-shot iterator's start: the first call initializes; later calls keep its position."""
-        with self._state_lock:
+    def initialize_once(self, make_dataset):
+        """A one-shot iterator's start: the first call initializes it on ``make_dataset()``; later calls keep
+        its position (and make nothing)."""
+        with self._next_lock:
             if self._started_once:
                 return
+            self.initialize(make_dataset())
             self._started_once = True
-        self.initialize(dataset)
 
     def get_next(self, cancellation):
         with self._next_lock:
@@ -76,19 +89,25 @@ class IteratorResource(Resource):
                 with pipeline.serving(cancellation):
                     element = iterator.next()
                 if element is not None:
-                    self._check_element(element)
-                    return list(element)
+                    return self._finished(element)
                 with self._state_lock:
                     if self._iterator is iterator:
                         self._ended = True
             raise errors.OutOfRangeError(None, None, "End of sequence")
 
-    def _check_element(self, element):
+    def _finished(self, element):
+        """The element's components checked against the iterator's shapes, strings as bytes (as TF's)."""
+        out = list(element)
         for i, (value, declared) in enumerate(zip(element, self.shapes)):
-            if self.dtypes[i] is not None and not _compatible(value.shape, declared):
+            if self.dtypes[i] is None:
+                continue
+            if not _compatible(value.shape, declared):
                 raise errors.InvalidArgumentError(None, None, (
                     f"component {i} of the element has shape {shape_text(value.shape)}, but iterator {self.name!r} "
                     f"hands out elements of shape {'<unknown>' if declared is None else shape_text(declared)}"))
+            if self.dtypes[i] is np.object_:
+                out[i] = _bytes(value)
+        return out
 
     def close(self, error=None):
         with self._state_lock:

@@ -57,10 +57,17 @@ class Generator(DatasetValue):
     def __init__(self, source, args, dtypes):
         super().__init__(dtypes)
         self.source = source
-        self.args = [a.item() if isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype != object else a for a in args]
+        self.args = [_generator_arg(a) for a in args]
 
     def iterator(self, pipeline):
         return _GeneratorElements(self.source, self.args)
+
+
+def _generator_arg(value):
+    """As TF passes them: a 0-d value as a numpy scalar (bytes for a string), other values as arrays."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    return value.encode() if isinstance(value, str) else value
 
 
 class _GeneratorElements(ElementIterator):

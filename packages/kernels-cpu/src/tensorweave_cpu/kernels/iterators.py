@@ -7,7 +7,7 @@ error if the step is cancelled (a deadline, a closed session).
 
 import numpy as np
 
-from tensorweave.extension import KernelSet, ResourceHandle, errors
+from tensorweave.extension import FunctionRunner, KernelSet, ResourceHandle, errors
 
 from tensorweave_cpu.data.base import numpy_dtypes, scalar
 from tensorweave_cpu.data.iterator_resource import IteratorResource, parse_string_handle, string_handle
@@ -39,11 +39,14 @@ def _iterator_v2(node):
 
 @KERNELS.register_build("OneShotIterator", context=True)
 def _one_shot(node):
-    create = _creator(node)
+    create, factory = _creator(node), node.attrs["dataset_factory"]
+    if not hasattr(factory, "outputs"):
+        raise errors.UnimplementedError(None, None, "this OneShotIterator came from an imported graph, whose dataset "
+                                                    "factory cannot be run; build the pipeline with tf.data here")
 
-    def compute(ctx, dataset):
+    def compute(ctx):
         handle = create(ctx)
-        _iterator(handle).initialize_once(dataset)
+        _iterator(handle).initialize_once(lambda: FunctionRunner(ctx.step.session, factory)([])[0])
         return handle
     return compute
 
