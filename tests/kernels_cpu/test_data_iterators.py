@@ -234,3 +234,18 @@ def test_a_deadline_interrupts_a_waiting_get_next():
             sess.run(x, options=tf.RunOptions(timeout_in_ms=200))
         release.set()
         assert sess.run(x) == 1  # the element arrives after all: the iterator is intact
+
+
+def test_a_string_handle_must_name_an_iterator_of_the_declared_structure():
+    handle = tf.placeholder(tf.string, [])
+    ints = tf.data.Dataset.range(3).make_one_shot_iterator()
+    vectors = tf.data.Iterator.from_string_handle(handle, tf.int64, tf.TensorShape([2])).get_next()
+    floats = tf.data.Iterator.from_string_handle(handle, tf.float32).get_next()
+    with tf.Session() as sess:
+        name = sess.run(ints.string_handle())
+        with pytest.raises(tf.errors.InvalidArgumentError, match="shapes"):
+            sess.run(vectors, {handle: name})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="types"):
+            sess.run(floats, {handle: name})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="not an iterator's string handle"):
+            sess.run(floats, {handle: "nonsense"})

@@ -141,3 +141,23 @@ def test_string_elements_come_out_as_bytes_as_in_tf():
     names = tf.constant(["a.png", "b.png"])  # the core keeps a str constant's items as str
     assert _values(tf.data.Dataset.from_tensor_slices(names)) == [b"a.png", b"b.png"]
     assert _values(tf.data.Dataset.from_tensors(names).map(lambda s: s[::-1]))[0].tolist() == [b"b.png", b"a.png"]
+
+
+@pytest.mark.parametrize("build", [
+    lambda ds: ds.shuffle(5, seed=1).repeat(3).skip(3).take(25).batch(4),
+    lambda ds: ds.repeat(2).shuffle(7, seed=2).batch(6, drop_remainder=True),
+    lambda ds: ds.skip(7).batch(3).concatenate(ds.skip(-1).batch(2)),
+    lambda ds: ds.take(5).repeat().take(12).batch(5).unbatch(),
+    lambda ds: ds.shuffle(20, seed=3, reshuffle_each_iteration=False).repeat(2).batch(7),
+])
+def test_batches_of_slices_gather_what_stacking_the_slices_gives(build):
+    """Slices of from_tensor_slices (repeated, shuffled, taken, skipped) are batched by one gather per component;
+    a map in between makes every element a tensor of its own, batched by stacking: the same seeds must give
+    the same batches either way."""
+    data = (np.arange(12 * 2).reshape(12, 2), np.array([str(i).encode() for i in range(12)], dtype=object))
+    gathered = _values(build(tf.data.Dataset.from_tensor_slices(data)))
+    stacked = _values(build(tf.data.Dataset.from_tensor_slices(data).map(lambda a, b: (a, b))))
+    assert len(gathered) == len(stacked) > 0
+    for (a1, b1), (a2, b2) in zip(gathered, stacked):
+        assert np.asarray(a1).tolist() == np.asarray(a2).tolist()
+        assert np.asarray(b1).tolist() == np.asarray(b2).tolist()

@@ -81,10 +81,13 @@ _dataset("FilterDataset", [_IN, _ARGS], ["predicate: func"] + _FUNCTION,
 _dataset("FlatMapDataset", [_IN, _ARGS], ["f: func"] + _FUNCTION,
          "The elements of the dataset ``f(element)`` returns, for each element in turn.")
 _dataset("InterleaveDataset", [_IN, _ARGS, "cycle_length: int64", "block_length: int64"], ["f: func"] + _FUNCTION,
-         "The datasets ``f`` returns for ``cycle_length`` elements at a time, ``block_length`` elements of each in turn.")
-_dataset("ParallelInterleaveDatasetV2", [_IN, _ARGS, "cycle_length: int64", "block_length: int64",
-                                         "num_parallel_calls: int64"], ["f: func"] + _FUNCTION + ["sloppy: bool = False"],
-         "As InterleaveDataset (same order unless ``sloppy``), each open dataset read ahead by a background thread.")
+         "The datasets ``f`` returns for ``cycle_length`` elements at a time, ``block_length`` elements of each "
+         "in turn.")
+_dataset("ParallelInterleaveDatasetV2",
+         [_IN, _ARGS, "cycle_length: int64", "block_length: int64", "num_parallel_calls: int64"],
+         ["f: func"] + _FUNCTION + ["sloppy: bool = False"],
+         "As InterleaveDataset, in its order (``sloppy`` is accepted, not used), each open dataset read ahead by a "
+         "background thread.")
 _dataset("MapAndBatchDataset", [_IN, _ARGS, "batch_size: int64", "num_parallel_calls: int64", "drop_remainder: bool"],
          ["f: func"] + _FUNCTION + ["preserve_cardinality: bool = False"],
          "map then batch in one step, the map calls on up to ``num_parallel_calls`` background threads.")

@@ -48,7 +48,7 @@ class FunctionContext(ControlFlowContext):
             if real is not x:
                 op._update_input(index, real)
         kept = [c for c in op.control_inputs if is_in_context(c, self)]
-        if len(kept) != len(op.control_inputs):  # a function cannot wait for ops of its caller's graph (TF ignores them)
+        if len(kept) != len(op.control_inputs):  # a function cannot wait for its caller's ops (TF ignores them)
             op._remove_all_control_inputs()
             op._add_control_inputs(kept)
         self.values.update(op.outputs)

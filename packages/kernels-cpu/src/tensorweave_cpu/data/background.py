@@ -137,7 +137,8 @@ class ParallelMapIterator(ElementIterator):
         try:
             while True:
                 with cond:
-                    pipeline.wait(cond, lambda: self._end is not None or self._reserved - self._consumed < self._num_calls)
+                    pipeline.wait(cond, lambda: self._end is not None or
+                                  self._reserved - self._consumed < self._num_calls)
                     if self._end is not None:
                         return
                     self._reserved += 1

@@ -5,6 +5,11 @@ A dataset op's output (its ``variant``) is a DatasetValue: a definition made fre
 element, a tuple of numpy arrays (one per component), or None at the end, and keeps returning None after.
 An error raised by ``next()`` does not end the iteration: the next call goes on with the following element,
 as TF's iterators do (a map function failing on one element fails only that element).
+
+Row iterators: where every element is a row of the same arrays (the slices of ``from_tensor_slices``, then
+repeated, shuffled, taken or skipped), an iterator's ``rows`` are those arrays and ``next_rows(n)`` returns
+the indices of its next ``n`` elements (fewer only at the end), so a batch is one gather per component
+instead of a stack of ``n`` slices. ``next()`` and ``next_rows()`` advance the same position.
 """
 
 import numpy as np
@@ -26,8 +31,24 @@ class DatasetValue:
 
 
 class ElementIterator:
+    rows = None  # the arrays whose rows the elements are, for row iterators
+
     def next(self):
         raise NotImplementedError
+
+    def next_rows(self, n):
+        raise NotImplementedError
+
+
+class RowIterator(ElementIterator):
+    """An iterator whose elements are rows of ``rows``: ``next()`` is the row of ``next_rows(1)``."""
+
+    def next(self):
+        found = self.next_rows(1)
+        if not found:
+            return None
+        i = found[0]
+        return tuple([c[i, ...] for c in self.rows])
 
 
 class GeneratorIterator(ElementIterator):

@@ -57,9 +57,27 @@ class Batch(DatasetValue):
         self.input, self.batch_size, self.drop_remainder = input_dataset, batch_size, drop_remainder
 
     def iterator(self, pipeline):
-        dtypes = self.dtypes
-        return _BatchingIterator(self.input.iterator(pipeline), self.batch_size, self.drop_remainder,
+        dtypes, source = self.dtypes, self.input.iterator(pipeline)
+        if source.rows is not None:
+            return _RowBatchIterator(source, self.batch_size, self.drop_remainder)
+        return _BatchingIterator(source, self.batch_size, self.drop_remainder,
                                  lambda items: tuple(stack([e[i] for e in items], i, d) for i, d in enumerate(dtypes)))
+
+
+class _RowBatchIterator(ElementIterator):
+    """A batch of a row iterator: one gather per component (what stacking its slices would give)."""
+
+    def __init__(self, source, size, drop_remainder):
+        self._source, self._size, self._drop = source, size, drop_remainder
+
+    def next(self):
+        found = self._source.next_rows(self._size)
+        if not len(found) or (self._drop and len(found) < self._size):
+            return None
+        if isinstance(found, range):
+            return tuple([c[found.start:found.stop] for c in self._source.rows])
+        index = np.array(found, dtype=np.intp)
+        return tuple([c[index] for c in self._source.rows])
 
 
 class PaddedBatch(DatasetValue):

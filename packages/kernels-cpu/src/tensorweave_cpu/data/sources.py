@@ -4,7 +4,7 @@ import numpy as np
 
 from tensorweave.extension import errors
 
-from tensorweave_cpu.data.base import DatasetValue, ElementIterator, GeneratorIterator
+from tensorweave_cpu.data.base import DatasetValue, ElementIterator, GeneratorIterator, RowIterator
 
 
 class Tensors(DatasetValue):
@@ -35,8 +35,24 @@ class TensorSlices(DatasetValue):
         self.size = sizes.pop()
 
     def iterator(self, pipeline):
-        components = self.components
-        return GeneratorIterator(tuple([c[i, ...] for c in components]) for i in range(self.size))
+        return _SliceIterator(self.components, self.size)
+
+
+class _SliceIterator(RowIterator):
+    def __init__(self, components, size):
+        self.rows, self._size, self._at = components, size, 0
+
+    def next(self):
+        i = self._at
+        if i >= self._size:
+            return None
+        self._at = i + 1
+        return tuple([c[i, ...] for c in self.rows])
+
+    def next_rows(self, n):
+        start = self._at
+        self._at = min(start + n, self._size)
+        return range(start, self._at)
 
 
 class Range(DatasetValue):

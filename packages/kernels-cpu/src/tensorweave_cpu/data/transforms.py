@@ -14,7 +14,7 @@ import numpy as np
 
 from tensorweave.extension import errors
 
-from tensorweave_cpu.data.base import DatasetValue, ElementIterator
+from tensorweave_cpu.data.base import DatasetValue, ElementIterator, RowIterator
 
 
 class Repeat(DatasetValue):
@@ -34,6 +34,16 @@ class _RepeatIterator(ElementIterator):
         self._epoch = 0
         self._produced = False
         self._current = dataset.iterator(pipeline) if count != 0 else None
+        self.rows = self._current.rows if self._current is not None else None
+
+    def _next_epoch(self):
+        """Starts the next pass, unless ``count`` passes are done or the last one had no elements."""
+        self._epoch += 1
+        if (0 <= self._count <= self._epoch) or not self._produced:
+            self._current = None
+            return
+        self._produced = False
+        self._current = self._dataset.iterator(self._pipeline)
 
     def next(self):
         while self._current is not None:
@@ -41,13 +51,19 @@ class _RepeatIterator(ElementIterator):
             if element is not None:
                 self._produced = True
                 return element
-            self._epoch += 1
-            if (0 <= self._count <= self._epoch) or not self._produced:
-                self._current = None
-                break
-            self._produced = False
-            self._current = self._dataset.iterator(self._pipeline)
+            self._next_epoch()
         return None
+
+    def next_rows(self, n):
+        out = []
+        while self._current is not None and len(out) < n:
+            found = self._current.next_rows(n - len(out))
+            if found:
+                self._produced = True
+                out.extend(found)
+            else:
+                self._next_epoch()
+        return out
 
 
 class Take(DatasetValue):
@@ -61,7 +77,7 @@ class Take(DatasetValue):
 
 class _TakeIterator(ElementIterator):
     def __init__(self, source, count):
-        self._source, self._left = source, count
+        self._source, self._left, self.rows = source, count, source.rows
 
     def next(self):
         if self._left == 0:
@@ -72,6 +88,14 @@ class _TakeIterator(ElementIterator):
         elif self._left > 0:
             self._left -= 1
         return element
+
+    def next_rows(self, n):
+        if self._left == 0:
+            return []
+        want = n if self._left < 0 else min(n, self._left)
+        found = self._source.next_rows(want)
+        self._left = 0 if len(found) < want else self._left - (len(found) if self._left > 0 else 0)
+        return found
 
 
 class Skip(DatasetValue):
@@ -85,7 +109,7 @@ class Skip(DatasetValue):
 
 class _SkipIterator(ElementIterator):
     def __init__(self, source, count):
-        self._source, self._skip = source, count
+        self._source, self._skip, self.rows = source, count, source.rows
 
     def next(self):
         while self._skip != 0:
@@ -95,6 +119,17 @@ class _SkipIterator(ElementIterator):
             if self._skip > 0:
                 self._skip -= 1
         return self._source.next()
+
+    def next_rows(self, n):
+        while self._skip != 0:
+            want = self._skip if self._skip > 0 else max(n, 1024)
+            found = self._source.next_rows(want)
+            if len(found) < want:
+                self._skip = 0
+                return []
+            if self._skip > 0:
+                self._skip = 0
+        return self._source.next_rows(n)
 
 
 class Shuffle(DatasetValue):
@@ -119,7 +154,10 @@ class Shuffle(DatasetValue):
             return self._fixed
 
     def iterator(self, pipeline):
-        return _ShuffleIterator(self.input.iterator(pipeline), self.buffer_size, random.Random(self._next_seed()))
+        source, rng = self.input.iterator(pipeline), random.Random(self._next_seed())
+        if source.rows is not None:
+            return _RowShuffleIterator(source, self.buffer_size, rng)
+        return _ShuffleIterator(source, self.buffer_size, rng)
 
 
 class _ShuffleIterator(ElementIterator):
@@ -145,6 +183,40 @@ class _ShuffleIterator(ElementIterator):
         buffer[i] = buffer[-1]
         buffer.pop()
         return element
+
+
+class _RowShuffleIterator(RowIterator):
+    """The same draws over row indices: the buffer holds ints, and a batch gathers its rows at once. The rows
+    that will enter the buffer during a call are read from the source in one go (``pending``); each draw still
+    sees exactly the buffer it would see one element at a time."""
+
+    def __init__(self, source, size, rng):
+        self._source, self._size, self._random = source, size, rng.random
+        self.rows = source.rows
+        self._buffer, self._pending = [], []
+        self._source_done = False
+
+    def next_rows(self, n):
+        buffer, pending, size = self._buffer, self._pending, self._size
+        need = size + n - len(buffer) - len(pending)
+        if need > 0 and not self._source_done:
+            found = self._source.next_rows(need)
+            self._source_done = len(found) < need
+            pending.extend(found)
+        draw, out, taken = self._random, [], 0
+        for _ in range(n):
+            if len(buffer) < size and taken < len(pending):
+                room = min(size - len(buffer), len(pending) - taken)
+                buffer.extend(pending[taken:taken + room])
+                taken += room
+            if not buffer:
+                break
+            i = int(draw() * len(buffer))
+            out.append(buffer[i])
+            buffer[i] = buffer[-1]
+            buffer.pop()
+        del pending[:taken]
+        return out
 
 
 class Map(DatasetValue):

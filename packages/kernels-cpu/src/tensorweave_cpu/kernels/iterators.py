@@ -20,6 +20,10 @@ def _shapes(attr):
     return [None if s.ndims is None else tuple(d.value for d in s.dims) for s in attr]
 
 
+def _shapes_compatible(a, b):
+    return a is None or b is None or (len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b)))
+
+
 def _iterator(handle):
     resource = getattr(handle, "resource", None)
     if not isinstance(resource, IteratorResource):
@@ -88,5 +92,9 @@ def _from_string_handle(node):
             raise errors.InvalidArgumentError(None, None, (
                 f"the iterator the string handle names hands out components of types "
                 f"{[str(d) for d in resource.dtypes]}, not {[str(d) for d in dtypes]} as from_string_handle says"))
+        if shapes and not all(_shapes_compatible(a, b) for a, b in zip(shapes, resource.shapes)):
+            raise errors.InvalidArgumentError(None, None, (
+                f"the iterator the string handle names hands out components of shapes {resource.shapes}, "
+                f"incompatible with {shapes} as from_string_handle says"))
         return ResourceHandle(device_name, container, name, resource)
     return compute
