@@ -161,60 +161,80 @@ class Shuffle(DatasetValue):
 
 
 class _ShuffleIterator(ElementIterator):
+    """Draws uniformly from the buffer; the slot a drawn element leaves (the hole) takes the next input element
+    when the next one is asked for (or, once the input is done, the buffer's last element)."""
+
     def __init__(self, source, size, rng):
         self._source, self._size, self._random = source, size, rng.random
         self._buffer = []
+        self._hole = None
         self._source_done = False
 
     def next(self):
         buffer = self._buffer
-        if not self._source_done and len(buffer) < self._size:
-            take, size = self._source.next, self._size
-            while len(buffer) < size:
-                element = take()
-                if element is None:
-                    self._source_done = True
-                    break
+        if self._hole is not None:
+            element = None if self._source_done else self._source.next()
+            _fill_hole(buffer, self._hole, element)
+            self._source_done = element is None
+            self._hole = None
+        while not self._source_done and len(buffer) < self._size:
+            element = self._source.next()
+            if element is None:
+                self._source_done = True
+            else:
                 buffer.append(element)
         if not buffer:
             return None
-        i = int(self._random() * len(buffer))  # uniform: the bias of a 53-bit float is below 2**-40 here
-        element = buffer[i]
-        buffer[i] = buffer[-1]
-        buffer.pop()
-        return element
+        self._hole = i = int(self._random() * len(buffer))  # uniform: a 53-bit float's bias is negligible here
+        return buffer[i]
+
+
+def _fill_hole(buffer, hole, element):
+    if element is not None:
+        buffer[hole] = element
+    else:
+        last = buffer.pop()
+        if hole < len(buffer):
+            buffer[hole] = last
 
 
 class _RowShuffleIterator(RowIterator):
-    """The same draws over row indices: the buffer holds ints, and a batch gathers its rows at once. The rows
-    that will enter the buffer during a call are read from the source in one go (``pending``); each draw still
-    sees exactly the buffer it would see one element at a time."""
+    """The same draws over row indices (the buffer holds ints, and a batch gathers its rows at once). The rows
+    that will enter the buffer during a call are read from the source in one go (``pending``): each draw sees
+    exactly the buffer it would see one element at a time."""
 
     def __init__(self, source, size, rng):
         self._source, self._size, self._random = source, size, rng.random
         self.rows = source.rows
         self._buffer, self._pending = [], []
+        self._hole = None
         self._source_done = False
 
     def next_rows(self, n):
-        buffer, pending, size = self._buffer, self._pending, self._size
-        need = size + n - len(buffer) - len(pending)
-        if need > 0 and not self._source_done:
-            found = self._source.next_rows(need)
-            self._source_done = len(found) < need
+        buffer, pending, size, hole = self._buffer, self._pending, self._size, self._hole
+        if not self._source_done and len(pending) < size + n:
+            want = size + n - len(pending)
+            found = self._source.next_rows(want)
+            self._source_done = len(found) < want
             pending.extend(found)
-        draw, out, taken = self._random, [], 0
+        taken = 0
+        if len(buffer) < size and hole is None:
+            taken = min(size - len(buffer), len(pending))
+            buffer.extend(pending[:taken])
+        draw, out = self._random, []
         for _ in range(n):
-            if len(buffer) < size and taken < len(pending):
-                room = min(size - len(buffer), len(pending) - taken)
-                buffer.extend(pending[taken:taken + room])
-                taken += room
+            if hole is not None:
+                if taken < len(pending):
+                    buffer[hole] = pending[taken]
+                    taken += 1
+                else:
+                    _fill_hole(buffer, hole, None)
             if not buffer:
+                hole = None
                 break
-            i = int(draw() * len(buffer))
-            out.append(buffer[i])
-            buffer[i] = buffer[-1]
-            buffer.pop()
+            hole = int(draw() * len(buffer))
+            out.append(buffer[hole])
+        self._hole = hole
         del pending[:taken]
         return out
 
