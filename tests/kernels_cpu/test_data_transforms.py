@@ -170,3 +170,18 @@ def test_the_first_shuffled_element_is_uniform_over_the_buffer():
     with tf.Session() as sess:
         counts = np.bincount(sess.run(firsts), minlength=10)
     assert counts[4:].sum() == 0 and all(30 <= c <= 70 for c in counts[:4]), counts
+
+
+def test_matching_files_sees_files_made_after_the_first_run(tmp_path):
+    found = tf.matching_files(str(tmp_path / "*.txt"))
+    with tf.Session() as sess:
+        assert sess.run(found).tolist() == []
+        (tmp_path / "new.txt").write_text("")
+        assert len(sess.run(found)) == 1  # not folded into a constant when the plan was built
+
+
+def test_list_files_works_with_a_one_shot_iterator(tmp_path):
+    (tmp_path / "a.txt").write_text("")
+    x = tf.data.Dataset.list_files(str(tmp_path / "*.txt")).make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        assert sess.run(x).endswith(b"a.txt")

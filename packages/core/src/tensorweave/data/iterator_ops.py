@@ -18,7 +18,7 @@ from tensorweave.runtime.passes.rules import is_random
 
 _NO_INITIALIZER = ("the iterator does not have an initializer: it was created by make_one_shot_iterator() or "
                    "from_string_handle(). For an initializable iterator, use make_initializable_iterator()")
-_CAPTURABLE = {"Assert"}  # stateful ops a one-shot iterator may capture by value (TF's allowlist)
+_CAPTURABLE = {"Assert", "MatchingFiles"}  # stateful ops a one-shot iterator may capture by value (list_files)
 
 
 def _structure_attrs(specs):

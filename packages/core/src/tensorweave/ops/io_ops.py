@@ -37,7 +37,7 @@ DEFS.define("ReadFile", inputs=["filename: string"], outputs=["contents: string"
 DEFS.define("WriteFile", inputs=["filename: string", "contents: string"], is_stateful=True,
             grad=NOT_DIFFERENTIABLE, doc="Writes bytes to a file (atomically), creating its directory.")
 DEFS.define("MatchingFiles", inputs=["pattern: string"], outputs=["filenames: string"], grad=NOT_DIFFERENTIABLE,
-            shape_fn=lambda op: [tensor_shape.TensorShape([None])],
+            shape_fn=lambda op: [tensor_shape.TensorShape([None])], is_stateful=True,  # never folded: files change
             doc="The sorted names of the files matching a glob pattern (or any of a vector of patterns).")
 
 
