@@ -249,3 +249,20 @@ def test_a_string_handle_must_name_an_iterator_of_the_declared_structure():
             sess.run(floats, {handle: name})
         with pytest.raises(tf.errors.InvalidArgumentError, match="not an iterator's string handle"):
             sess.run(floats, {handle: "nonsense"})
+
+
+def test_an_iterator_in_a_cleared_container_is_made_again():
+    it = tf.data.Dataset.range(5).make_initializable_iterator(shared_name="reset_it")
+    x = it.get_next()
+    sess = tf.Session("local://data_reset")
+    try:
+        sess.run(it.initializer)
+        assert sess.run(x) == 0
+        tf.Session.reset("local://data_reset")
+        with pytest.raises(tf.errors.FailedPreconditionError, match="not been initialized"):
+            sess.run(x)  # a new, uninitialized iterator: not the closed one the kernel saw before
+        sess.run(it.initializer)
+        assert sess.run(x) == 0
+    finally:
+        sess.close()
+        tf.Session.reset("local://data_reset")

@@ -57,11 +57,12 @@ class PrefetchIterator(ElementIterator):
             self._started = True
             self._pipeline.start(self._produce, self._what)
         with self._cond:
-            self._pipeline.wait(self._cond, lambda: self._buffer or self._done)
+            if not self._buffer and not self._done:
+                self._pipeline.wait(self._cond, lambda: self._buffer or self._done)
             if not self._buffer:
                 return None
             element = self._buffer.popleft()
-            self._cond.notify_all()
+            self._cond.notify()  # the one producer
         return _take(element)
 
     def _produce(self):

@@ -32,7 +32,7 @@ def _bytes(strings):
 
 
 def _compatible(shape, declared):
-    return declared is None or (len(shape) == len(declared) and all(
+    return shape == declared or (len(shape) == len(declared) and all(
         d is None or d == s for s, d in zip(shape, declared)))
 
 
@@ -46,6 +46,9 @@ class IteratorResource(Resource):
         self._iterator = self._pipeline = None
         self._ended = False
         self._started_once = False
+        self.closed = False
+        self._checks = [(i, d, s) for i, (d, s) in enumerate(zip(self.dtypes, self.shapes))
+                        if d is not None and (d is np.object_ or s is not None)]
 
     def debug_string(self):
         return f"Iterator {self.name}"
@@ -86,8 +89,7 @@ class IteratorResource(Resource):
             if pipeline is None:
                 raise errors.FailedPreconditionError(None, None, _UNINITIALIZED)
             if not ended:
-                with pipeline.serving(cancellation):
-                    element = iterator.next()
+                element = pipeline.serve(iterator, cancellation)
                 if element is not None:
                     return self._finished(element)
                 with self._state_lock:
@@ -98,20 +100,20 @@ class IteratorResource(Resource):
     def _finished(self, element):
         """The element's components checked against the iterator's shapes, strings as bytes (as TF's)."""
         out = list(element)
-        for i, (value, declared) in enumerate(zip(element, self.shapes)):
-            if self.dtypes[i] is None:
-                continue
-            if not _compatible(value.shape, declared):
+        for i, dtype, declared in self._checks:
+            value = out[i]
+            if declared is not None and not _compatible(value.shape, declared):
                 raise errors.InvalidArgumentError(None, None, (
                     f"component {i} of the element has shape {shape_text(value.shape)}, but iterator {self.name!r} "
-                    f"hands out elements of shape {'<unknown>' if declared is None else shape_text(declared)}"))
-            if self.dtypes[i] is np.object_:
+                    f"hands out elements of shape {shape_text(declared)}"))
+            if dtype is np.object_:
                 out[i] = _bytes(value)
         return out
 
     def close(self, error=None):
         with self._state_lock:
             pipeline, self._pipeline, self._iterator = self._pipeline, None, None
+            self.closed = True
         if pipeline is not None:
             pipeline.close()
 

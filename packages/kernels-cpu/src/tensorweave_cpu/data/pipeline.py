@@ -3,7 +3,6 @@ threads, and waiting. A consumer waits for its producer on a condition; the wait
 when the pipeline is closed (the iterator re-initialized, its session closed) or the step that asked for
 the element is cancelled, so nothing blocks a closing session and no thread outlives its pipeline."""
 
-import contextlib
 import threading
 import time
 import weakref
@@ -57,14 +56,14 @@ class Pipeline:
             self.check()
             cond.wait(_POLL_SECONDS)
 
-    @contextlib.contextmanager
-    def serving(self, cancellation):
-        """Marks this thread as computing an element for a step with ``cancellation``."""
-        self._local.cancellation = cancellation
+    def serve(self, iterator, cancellation):
+        """``iterator.next()`` on this thread for a step with ``cancellation`` (which its waits then check)."""
+        local = self._local
+        local.cancellation = cancellation
         try:
-            yield
+            return iterator.next()
         finally:
-            self._local.cancellation = None
+            local.cancellation = None
 
     def close(self):
         """Stops every background thread: waits wake and fail, threads finish and are joined."""

@@ -7,7 +7,6 @@ iteration of a dataset with ``reshuffle_each_iteration`` draws a new order from 
 from the op's (seed, seed2); (0, 0) means fresh entropy, so an unseeded program shuffles differently each run.
 """
 
-import random
 import threading
 
 import numpy as np
@@ -154,15 +153,16 @@ class Shuffle(DatasetValue):
             return self._fixed
 
     def iterator(self, pipeline):
-        source, rng = self.input.iterator(pipeline), random.Random(self._next_seed())
+        source, rng = self.input.iterator(pipeline), np.random.default_rng(self._next_seed())
         if source.rows is not None:
             return _RowShuffleIterator(source, self.buffer_size, rng)
         return _ShuffleIterator(source, self.buffer_size, rng)
 
 
 class _ShuffleIterator(ElementIterator):
-    """Draws uniformly from the buffer; the slot a drawn element leaves (the hole) takes the next input element
-    when the next one is asked for (or, once the input is done, the buffer's last element)."""
+    """Draws uniformly from the buffer (one uniform number per draw, scaled to the buffer's length); the slot a
+    drawn element leaves takes the next input element when the next one is asked for, or, once the input is
+    done, the buffer's last element."""
 
     def __init__(self, source, size, rng):
         self._source, self._size, self._random = source, size, rng.random
@@ -185,7 +185,7 @@ class _ShuffleIterator(ElementIterator):
                 buffer.append(element)
         if not buffer:
             return None
-        self._hole = i = int(self._random() * len(buffer))  # uniform: a 53-bit float's bias is negligible here
+        self._hole = i = int(self._random() * len(buffer))
         return buffer[i]
 
 
@@ -199,42 +199,46 @@ def _fill_hole(buffer, hole, element):
 
 
 class _RowShuffleIterator(RowIterator):
-    """The same draws over row indices (the buffer holds ints, and a batch gathers its rows at once). The rows
-    that will enter the buffer during a call are read from the source in one go (``pending``): each draw sees
-    exactly the buffer it would see one element at a time."""
+    """The same draws over row indices, ``n`` at a time: the buffer holds ints, and a batch gathers its rows at
+    once. Rows have no side effects, so the rows that enter the buffer during a call are read from the source in
+    one go (``pending``) and each hole is filled right after its draw: every draw sees the buffer it would see one
+    element at a time. While the buffer is full and rows keep coming, draws are scaled to its fixed length in one
+    numpy operation."""
 
     def __init__(self, source, size, rng):
-        self._source, self._size, self._random = source, size, rng.random
+        self._source, self._size, self._rng = source, size, rng
         self.rows = source.rows
         self._buffer, self._pending = [], []
-        self._hole = None
         self._source_done = False
 
     def next_rows(self, n):
-        buffer, pending, size, hole = self._buffer, self._pending, self._size, self._hole
+        buffer, pending, size = self._buffer, self._pending, self._size
         if not self._source_done and len(pending) < size + n:
             want = size + n - len(pending)
             found = self._source.next_rows(want)
             self._source_done = len(found) < want
             pending.extend(found)
         taken = 0
-        if len(buffer) < size and hole is None:
+        if len(buffer) < size:
             taken = min(size - len(buffer), len(pending))
             buffer.extend(pending[:taken])
-        draw, out = self._random, []
-        for _ in range(n):
-            if hole is not None:
-                if taken < len(pending):
-                    buffer[hole] = pending[taken]
-                    taken += 1
-                else:
-                    _fill_hole(buffer, hole, None)
+        if not buffer:
+            return []
+        draws = self._rng.random(n)
+        steady = min(n, len(pending) - taken) if len(buffer) == size else 0
+        out = []
+        if steady:
+            picks = (draws[:steady] * size).astype(np.intp).tolist()
+            for i, new in zip(picks, pending[taken:taken + steady]):
+                out.append(buffer[i])
+                buffer[i] = new
+            taken += steady
+        for u in draws[steady:].tolist():  # the input is done: the buffer drains
             if not buffer:
-                hole = None
                 break
-            hole = int(draw() * len(buffer))
-            out.append(buffer[hole])
-        self._hole = hole
+            i = int(u * len(buffer))
+            out.append(buffer[i])
+            _fill_hole(buffer, i, None)
         del pending[:taken]
         return out
 

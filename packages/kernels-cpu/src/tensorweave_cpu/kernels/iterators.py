@@ -32,8 +32,18 @@ def _iterator(handle):
 
 
 def _creator(node):
+    """Finds or makes the node's iterator; the handle is kept for later runs (a kernel serves one session's
+    plan) until the resource is closed (its container cleared)."""
     dtypes, shapes = numpy_dtypes(node.attrs["output_types"]), _shapes(node.attrs["output_shapes"])
-    return lambda ctx: find_or_make(ctx, node, lambda name: IteratorResource(name, dtypes, shapes))
+    kept = []
+
+    def create(ctx):
+        if kept and not kept[0].resource.closed:
+            return kept[0]
+        handle = find_or_make(ctx, node, lambda name: IteratorResource(name, dtypes, shapes))
+        kept[:] = [handle]
+        return handle
+    return create
 
 
 @KERNELS.register_build("IteratorV2", context=True)
