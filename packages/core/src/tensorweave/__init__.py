@@ -11,6 +11,7 @@ from tensorweave.dtypes import (  # noqa: E402,F401
     DType, as_dtype, bool, complex64, complex128, double, float16, float32, float64, half, int8, int16, int32,
     int64, resource, string, uint8, uint16, uint32, uint64, variant,
 )
+from tensorweave.framework.default_session import get_default_session  # noqa: E402,F401
 from tensorweave.framework.device_spec import DeviceSpec  # noqa: E402,F401
 from tensorweave.framework.graph import (  # noqa: E402,F401
     Graph, GraphKeys, add_to_collection, add_to_collections, colocate_with, container, control_dependencies, device,
@@ -48,7 +49,7 @@ from tensorweave.ops.variables import *  # noqa: E402,F401,F403
 from tensorweave.runtime.config import (  # noqa: E402,F401
     ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata, RunOptions,
 )
-from tensorweave.runtime.session import InteractiveSession, Session, get_default_session  # noqa: E402,F401
+from tensorweave.runtime.session import InteractiveSession, Session  # noqa: E402,F401
 
 from tensorweave import compat, debugging, layers, losses, math, nn, queue, random, test, train  # noqa: E402,F401
 

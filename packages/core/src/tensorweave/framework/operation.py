@@ -2,6 +2,7 @@
 
 import sys
 
+from tensorweave.framework.default_session import get_default_session_or_raise
 from tensorweave.framework.tensor import Tensor
 
 
@@ -98,7 +99,6 @@ class Operation:
         return groups or [f"loc:@{self._name}"]
 
     def run(self, feed_dict=None, session=None):
-        from tensorweave.runtime.session import get_default_session_or_raise
         get_default_session_or_raise(session, self).run(self, feed_dict)
 
     def where(self):

@@ -12,6 +12,7 @@ import numpy as np
 
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, tensor_shape
+from tensorweave.framework.default_session import get_default_session_or_raise
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor_conversion import convert_to_tensor, register_tensor_conversion_function
@@ -236,12 +237,10 @@ class Variable:
             return state_ops.var_is_initialized_op(self._handle, name=name or "IsInitialized")
 
     def eval(self, session=None):
-        from tensorweave.runtime.session import get_default_session_or_raise
         return get_default_session_or_raise(session, self._graph_element).run(self)
 
     def load(self, value, session=None):
         """Sets the value from Python by feeding the initializer (adds no ops to the graph)."""
-        from tensorweave.runtime.session import get_default_session_or_raise
         session = get_default_session_or_raise(session, self._graph_element)
         session.run(self._initializer_op, {self._initializer_op.inputs[1]: value})
 

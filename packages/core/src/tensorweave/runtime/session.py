@@ -1,7 +1,6 @@
 """Session: runs (parts of) a graph. Each (fetches, feeds) signature is compiled once into a plan:
 prune → graph passes → place → partition → one executor per device; later calls reuse it."""
 
-import contextlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -9,6 +8,7 @@ import numpy as np
 
 from tensorweave import errors
 from tensorweave.framework import graph as graph_mod
+from tensorweave.framework.default_session import default_session
 from tensorweave.framework.operation import Operation
 from tensorweave.framework.tensor import Tensor
 from tensorweave.runtime import device_mgr as device_mgr_mod
@@ -22,28 +22,6 @@ from tensorweave.runtime.step import StepState
 from tensorweave.runtime.tracing import StepStatsCollector
 
 LOCAL_SCHEME = "local://"
-
-
-class _DefaultSessionStack(threading.local):
-    def __init__(self):
-        self.stack = []
-
-
-_default_sessions = _DefaultSessionStack()
-
-
-def get_default_session():
-    return _default_sessions.stack[-1] if _default_sessions.stack else None
-
-
-def get_default_session_or_raise(session, what):
-    session = session or get_default_session()
-    if session is None:
-        raise ValueError(f"cannot evaluate {what!r}: no default session is registered. Use "
-                         f"`with sess.as_default():`, an InteractiveSession, or pass session=sess")
-    if session.graph is not what.graph:
-        raise ValueError(f"cannot evaluate {what!r}: its graph is not the session's graph")
-    return session
 
 
 class BaseSession:
@@ -233,13 +211,9 @@ class BaseSession:
         self.close()
         return False
 
-    @contextlib.contextmanager
     def as_default(self):
-        _default_sessions.stack.append(self)
-        try:
-            yield self
-        finally:
-            _default_sessions.stack.remove(self)
+        """A ``with`` block in which this is the default session."""
+        return default_session(self)
 
     def __del__(self):
         try:
