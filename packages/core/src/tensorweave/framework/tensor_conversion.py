@@ -21,6 +21,23 @@ def register_tensor_conversion_function(base_type, conversion_func, priority=100
     _conversion_functions.sort(key=lambda e: e[2])
 
 
+_fetch_conversions = []  # (type, expand(obj) -> list of fetchable elements, combine(values) -> result)
+
+
+def register_fetch_conversion(cls, expand, combine):
+    """Lets ``Session.run`` fetch ``cls`` objects (IndexedSlices, SparseTensor, ...) element-wise: ``expand(obj)``
+    lists the graph elements to fetch, ``combine(values)`` builds the fetched result from their values."""
+    _fetch_conversions.append((cls, expand, combine))
+
+
+def fetch_conversion(obj):
+    """(expand, combine) registered for ``obj``'s type, or None."""
+    for cls, expand, combine in _fetch_conversions:
+        if isinstance(obj, cls):
+            return expand, combine
+    return None
+
+
 def numpy_value(value, dtype=None):
     """A numpy array for a Python/numpy value, in ``dtype`` if given, refusing lossy kind changes."""
     if dtype is not None:

@@ -3,7 +3,9 @@ and SegmentSum (sorted segment ids)."""
 
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import OpDefList
+from tensorweave.framework.tensor_conversion import register_tensor_conversion_function
 from tensorweave.framework.tensor_util import constant_value
 
 DEFS = OpDefList()
@@ -84,3 +86,16 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
 def segment_sum(data, segment_ids, name=None):
     """Sums rows of ``data`` by sorted ``segment_ids``; the output has max(segment_ids) + 1 rows."""
     return apply_op("SegmentSum", [data, segment_ids], name=name or "SegmentSum")
+
+
+def _indexed_slices_to_dense(value, dtype=None, name=None, as_ref=False):
+    """An IndexedSlices wherever a tensor is expected: its slices summed into the rows of a dense tensor."""
+    if dtype is not None and dtype != value.dtype:
+        raise ValueError(f"cannot convert IndexedSlices of dtype {value.dtype.name} to {dtype}")
+    if value.dense_shape is None:
+        raise ValueError(f"cannot convert {value!r} to a dense tensor: its dense_shape is unknown")
+    from tensorweave.ops import array_ops
+    return unsorted_segment_sum(value.values, value.indices, array_ops.gather(value.dense_shape, 0), name=name)
+
+
+register_tensor_conversion_function(IndexedSlices, _indexed_slices_to_dense)
