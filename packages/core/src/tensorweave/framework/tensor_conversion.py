@@ -235,8 +235,8 @@ def _pack(values, dtype, name, graph, cast):
 
 
 def _constant(arr, name):
-    from tensorweave.ops.array_ops import constant_from_numpy
-    return constant_from_numpy(arr, name=name or "Const")
+    from tensorweave.framework.apply_op import apply_op
+    return apply_op("Const", [], {"value": arr, "dtype": dtypes.as_dtype(arr.dtype)}, name=name or "Const")
 
 
 def convert_n_to_tensor(values, dtype=None, name=None):
