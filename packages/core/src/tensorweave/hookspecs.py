@@ -15,6 +15,7 @@ raises is reported with the plugin's name and the other plugins still load.
 import pluggy
 
 hookspec = pluggy.HookspecMarker("tensorweave")
+hookimpl = pluggy.HookimplMarker("tensorweave")
 
 
 @hookspec
