@@ -17,7 +17,7 @@ from tensorweave.framework.registry import DeviceType, GraphPass, KernelDef, Reg
 
 PROJECT = "tensorweave"
 CORE = "tensorweave-core"
-_BUILTIN_MODULES = ("tensorweave.ops.builtin_plugin", "tensorweave.runtime.passes")
+_BUILTIN_MODULES = ("tensorweave.ops.builtin_plugin", "tensorweave.runtime.builtin_plugin", "tensorweave.runtime.passes")
 _HOOK_ORDER = ("tensorweave_register_ops", "tensorweave_register_kernels", "tensorweave_register_devices",
                "tensorweave_register_graph_passes", "tensorweave_register_transports", "tensorweave_register_api")
 

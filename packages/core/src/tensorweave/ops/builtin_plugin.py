@@ -1,4 +1,5 @@
-"""The core registers its own ops (and the runtime's device-independent kernels) through the public hooks."""
+"""The core registers its op families (and control flow's device-independent kernels) through the public hooks;
+the runtime registers the ops it inserts into plans in ``runtime/builtin_plugin.py``."""
 
 import importlib
 
@@ -42,8 +43,6 @@ OP_MODULES = (
     "tensorweave.ops.state_ops",
     "tensorweave.ops.tensor_array_ops",
     "tensorweave.ops.training_ops",
-    "tensorweave.ops.fused_ops",
-    "tensorweave.runtime.internal_ops",
 )
 
 
@@ -55,5 +54,4 @@ def tensorweave_register_ops(registrar):
 
 @hookimpl
 def tensorweave_register_kernels(registrar):
-    importlib.import_module("tensorweave.runtime.internal_ops").register_kernels(registrar)
     importlib.import_module("tensorweave.ops.control_flow_ops").register_kernels(registrar)

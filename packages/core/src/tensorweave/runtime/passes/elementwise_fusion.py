@@ -7,14 +7,14 @@ tree: no other op, no fetch, no control edge reads it. All ops of a tree have on
 colocation, and the device type they would be placed on has a plain kernel for each of them and one for
 ``_FusedElementwise``. Control-flow ops never join a tree, so frames and deadness are those of the ops
 it replaces. The fused node keeps the root's name, device request and source; its attrs name the
-original ops (``ops/fused_ops.py``).
+original ops (``runtime/fused_ops.py``).
 """
 
 import heapq
 
 from tensorweave import dtypes
 from tensorweave.framework.device_spec import DeviceSpec
-from tensorweave.ops.fused_ops import FUSED_ELEMENTWISE
+from tensorweave.runtime.fused_ops import FUSED_ELEMENTWISE
 from tensorweave.runtime.kernels import find_kernel_def
 from tensorweave.runtime.passes.rules import dedupe, is_pure
 from tensorweave.runtime.plan_graph import PlanNode
