@@ -95,7 +95,7 @@ def __getattr__(name):
         "register_plugin": ("tensorweave.plugins", "register_plugin"),
         "DEAD": ("tensorweave.runtime.executor_dataflow", "DEAD"),
         "DEFAULT_CONTAINER": ("tensorweave.runtime.resources", "DEFAULT_CONTAINER"),
-        "checkpoint_format": ("tensorweave.runtime.checkpoint_format", None),
+        "checkpoint_format": ("tensorweave.formats.checkpoint_format", None),
     }
     lazy.update({rule: (module, rule) for module, rules in _KERNEL_RULES.items() for rule in rules})
     if name in lazy:

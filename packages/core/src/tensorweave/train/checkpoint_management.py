@@ -13,7 +13,7 @@ import re
 import time
 
 from tensorweave import errors
-from tensorweave.runtime import checkpoint_format
+from tensorweave.formats import checkpoint_format
 
 __all__ = ["CheckpointState", "checkpoint_exists", "generate_checkpoint_state_proto", "get_checkpoint_mtimes",
            "get_checkpoint_state", "latest_checkpoint", "remove_checkpoint", "update_checkpoint_state"]

@@ -3,11 +3,11 @@ a program that did not build the model (``tf.train.import_meta_graph``)."""
 
 import json
 
+from tensorweave.formats import checkpoint_format
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.graph_io import GraphDef, import_graph_def
 from tensorweave.framework.operation import Operation
 from tensorweave.framework.tensor import Tensor
-from tensorweave.runtime import checkpoint_format
 
 __all__ = ["MetaGraphDef", "export_meta_graph", "import_meta_graph"]
 

@@ -4,7 +4,7 @@ A Saver adds two sub-graphs at construction: save (read every variable, one Save
 when sharded) and restore (RestoreV2, then assign every variable). Restore ops read and verify all
 values before any assign runs, so a damaged checkpoint changes nothing. The checkpoint files are
 written atomically by the kernels; the state file is updated after them, and old checkpoints are
-deleted last. A Saver's first save to a save path claims it for this process (runtime/checkpoint_files.py):
+deleted last. A Saver's first save to a save path claims it for this process (formats/checkpoint_files.py):
 another process saving the same path fails there, naming this one, and a Saver deletes only checkpoints of
 the save paths it claimed.
 """
@@ -18,12 +18,12 @@ import uuid
 import weakref
 
 from tensorweave import dtypes, errors
+from tensorweave.formats import checkpoint_files, checkpoint_format
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.device_spec import DeviceSpec
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops import array_ops, control_flow_ops, io_ops
-from tensorweave.runtime import checkpoint_files, checkpoint_format
 from tensorweave.train import checkpoint_management
 
 __all__ = ["Saver", "SaverDef"]
