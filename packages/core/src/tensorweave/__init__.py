@@ -6,7 +6,7 @@ plugins: ``pip install tensorweave[cpu]`` for the CPU.
 
 __version__ = "0.1.0"
 
-from tensorweave import dtypes, errors  # noqa: E402
+from tensorweave import dtypes, errors, plugins  # noqa: E402 - plugins installs the loader the registries use
 from tensorweave.dtypes import (  # noqa: E402,F401
     DType, as_dtype, bool, complex64, complex128, double, float16, float32, float64, half, int8, int16, int32,
     int64, resource, string, uint8, uint16, uint32, uint64, variant,
@@ -71,8 +71,7 @@ class _MissingNamespace:
 
 
 def __getattr__(name):
-    from tensorweave.plugins import get_registries
-    module = get_registries().api.get(name)
+    module = plugins.get_registries().api.get(name)
     if module is not None:
         globals()[name] = module
         return module

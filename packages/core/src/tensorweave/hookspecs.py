@@ -69,12 +69,14 @@ def tensorweave_register_transports(registrar):
     may also have ``start_server(server_def)`` (what ``tf.train.Server`` starts for that protocol) and
     ``task_role()``: None while this process is in no job of the transport, else (is_chief, a description
     such as "rank 2 of 3; the chief is rank 0"); MonitoredTrainingSession asks it when ``is_chief`` is not
-    given, so only the chief writes checkpoints and summaries.
+    given, so only the chief writes checkpoints and summaries; and ``world_size()``, the number of processes of the
+    job (what ``ClusterSpec.from_mpi`` splits into ps and worker tasks).
     """
 
 
 @hookspec
 def tensorweave_register_api(registrar):
     """Add public API namespaces: ``registrar.add_module("summary", module)`` makes
-    ``tensorweave.summary`` refer to ``module``.
+    ``tensorweave.summary`` refer to ``module``; a dotted name adds one name to a namespace of the core:
+    ``registrar.add_module("train.SummarySaverHook", cls)`` makes ``tf.train.SummarySaverHook`` refer to ``cls``.
     """

@@ -14,6 +14,7 @@ import pluggy
 
 from tensorweave import hookspecs
 from tensorweave.framework.registry import DeviceType, GraphPass, KernelDef, Registries, build_from_function
+from tensorweave.framework.registry import install_loader
 
 PROJECT = "tensorweave"
 CORE = "tensorweave-core"
@@ -226,6 +227,9 @@ def get_manager():
 
 def get_registries():
     return (_manager or get_manager()).registries
+
+
+install_loader(lambda: _manager or get_manager())
 
 
 def reload(autoload=True, extra_plugins=()):

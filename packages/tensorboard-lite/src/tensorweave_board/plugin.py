@@ -18,4 +18,6 @@ def tensorweave_register_kernels(registrar):
 @hookimpl
 def tensorweave_register_api(registrar):
     from tensorweave_board import summary
+    from tensorweave_board.hooks import SummarySaverHook
     registrar.add_module("summary", summary)
+    registrar.add_module("train.SummarySaverHook", SummarySaverHook)

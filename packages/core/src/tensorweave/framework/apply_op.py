@@ -4,6 +4,7 @@ from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.op_def import NO_DEFAULT
+from tensorweave.framework.registry import get_registries, plugin_names
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import (
     convert_to_tensor, holds_tensor, is_tensor_like, packed_dtype, python_scalar_dtype,
@@ -11,7 +12,6 @@ from tensorweave.framework.tensor_conversion import (
 
 
 def get_op_def(op_type):
-    from tensorweave.plugins import get_registries
     op_def = get_registries().ops.get(op_type)
     if op_def is None:
         raise LookupError(f"no op named {op_type!r} is registered. Installed plugins: "
@@ -20,8 +20,7 @@ def get_op_def(op_type):
 
 
 def _plugin_names():
-    from tensorweave.plugins import list_plugins
-    return ", ".join(p.name for p in list_plugins())
+    return ", ".join(plugin_names())
 
 
 def apply_op(op_type, inputs=(), attrs=None, name=None, graph=None):

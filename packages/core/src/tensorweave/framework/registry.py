@@ -209,3 +209,31 @@ class Registries:
         """Forgets everything ``plugin`` registered (a plugin that fails part-way leaves nothing behind)."""
         for registry in (self.ops, self.kernels, self.devices, self.passes, self.transports, self.api):
             registry.remove_plugin(plugin)
+
+
+# The process's registries are filled by tensorweave.plugins, which sits above every layer (it loads the core's
+# op families, runtime ops and passes, and the installed plugins); it installs its loader here so the layers below
+# reach what was registered without importing it.
+_loader = None
+
+
+def install_loader(loader):
+    """``loader()`` loads the plugins once and returns what loaded them: ``registries`` and ``infos`` (by name)."""
+    global _loader
+    _loader = loader
+
+
+def _loaded():
+    if _loader is None:
+        raise RuntimeError("no plugin loader is installed: import tensorweave, whose plugins module installs it")
+    return _loader()
+
+
+def get_registries():
+    """What the plugins registered: ops, kernels, device types, graph passes, transports and API names."""
+    return _loaded().registries
+
+
+def plugin_names():
+    """The names of the loaded plugins, for messages that say what is installed."""
+    return list(_loaded().infos)

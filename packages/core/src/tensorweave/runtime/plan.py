@@ -10,7 +10,7 @@ and order then use the cost model's estimates only (measured times differ betwee
 """
 
 from tensorweave import errors
-from tensorweave.plugins import get_registries
+from tensorweave.framework.registry import get_registries
 from tensorweave.runtime.config import CostGraphDef, FunctionGraphs
 from tensorweave.runtime.cost_model import CostModel, output_bytes
 from tensorweave.runtime.executor_dataflow import DataflowExecutor

@@ -10,6 +10,7 @@ from tensorweave import errors
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.default_session import default_session
 from tensorweave.framework.operation import Operation
+from tensorweave.framework.registry import get_registries
 from tensorweave.framework.tensor import Tensor
 from tensorweave.runtime import device_mgr as device_mgr_mod
 from tensorweave.runtime.config import ConfigProto, RunOptions
@@ -263,7 +264,6 @@ def _remote_master(target, config):
     ``plan`` (``plan._signature`` is (fetches, targets, feeds)). Each process runs its own partitions; the
     step ends with the rendezvous's ``finish()``, where a master waits for the partitions it asked others to run.
     A master may have ``close()``, called when the session closes."""
-    from tensorweave.plugins import get_registries
     scheme = target.split("://", 1)[0] if "://" in target else target
     factory = get_registries().transports.get(scheme)
     if factory is None:

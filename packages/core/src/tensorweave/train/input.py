@@ -9,6 +9,7 @@ dequeues. With ``num_epochs`` the input ends with OutOfRangeError once every epo
 
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, nest, tensor_shape
+from tensorweave.framework.registry import get_registries
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
 from tensorweave.ops import array_ops, data_flow_ops
@@ -35,7 +36,6 @@ def limit_epochs(tensor, num_epochs=None, name=None):
 
 def _fill_fraction_summary(queue, name, capacity, min_after_dequeue=0):
     """TF1's automatic fill-level summary of a pipeline queue, when the summary plugin is installed."""
-    from tensorweave.plugins import get_registries
     summary = get_registries().api.get("summary")
     if summary is None or not hasattr(summary, "scalar"):
         return

@@ -12,6 +12,7 @@ import logging
 
 from tensorweave import errors
 from tensorweave.framework import graph as graph_mod
+from tensorweave.framework.registry import get_registries
 from tensorweave.runtime.config import RunMetadata, RunOptions
 from tensorweave.train import basic_session_run_hooks as hooks_lib
 from tensorweave.train.coordinator import Coordinator
@@ -99,7 +100,6 @@ class Scaffold:
 
 
 def _merge_all_summaries():
-    from tensorweave.plugins import get_registries
     summary = get_registries().api.get("summary")
     return summary.merge_all() if summary is not None and hasattr(summary, "merge_all") else None
 
@@ -341,10 +341,9 @@ def _writes_checkpoints(directory):
 
 
 def _summary_saver_hook(scaffold, save_steps, save_secs, output_dir):
-    """tensorweave_board's SummarySaverHook when that package is installed and the graph has summaries."""
-    try:
-        from tensorweave_board import SummarySaverHook
-    except ImportError:
+    """The SummarySaverHook a plugin registered (tensorweave_board's) when the graph has summaries."""
+    SummarySaverHook = get_registries().api.get("train.SummarySaverHook")  # noqa: N806 - a class
+    if SummarySaverHook is None:
         return None
     if scaffold.summary_op is None and not graph_mod.get_collection(graph_mod.GraphKeys.SUMMARIES):
         return None

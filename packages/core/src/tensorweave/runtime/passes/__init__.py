@@ -7,6 +7,7 @@ the devices and the registries a pass may need (constant folding runs host kerne
 after the passes.
 """
 
+from tensorweave.framework.registry import get_registries
 from tensorweave.hookspecs import hookimpl
 from tensorweave.runtime.config import ConfigProto
 from tensorweave.runtime.passes.constant_folding import fold_constants
@@ -42,7 +43,6 @@ def run_passes(graph, registries, config, device_mgr=None):
 def run_pass(name, graph, config=None, device_mgr=None):
     """Runs the registered pass ``name`` alone on a PlanGraph (whatever the options say); returns
     what the pass returns (the core's passes: how many nodes they changed)."""
-    from tensorweave.plugins import get_registries
     registries = get_registries()
     graph_pass = registries.passes.get(name)
     if graph_pass is None:
