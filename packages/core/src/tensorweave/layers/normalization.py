@@ -12,7 +12,7 @@ from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.layers import Layer
+from tensorweave.layers.core import Layer
 from tensorweave.ops import init_ops
 
 __all__ = ["BatchNormalization", "batch_normalization"]

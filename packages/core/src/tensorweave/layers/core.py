@@ -1,11 +1,4 @@
-"""``tf.layers``: TF1's layers (dense, conv2d, pooling, flatten, dropout, batch normalization) as classes and
-functions.
-
-A layer's variables live in a variable scope named after it (``dense``, ``dense_1``... or ``name``) and are
-made with ``get_variable`` on its first call, so the usual TF1 sharing applies: call the function again
-with ``reuse=True`` and the same ``name``, or build inside a ``variable_scope(..., reuse=True)``, and the
-same variables are used. Regularizers add their losses to ``GraphKeys.REGULARIZATION_LOSSES``.
-"""
+"""The base Layer and TF1's core layers: Dense, Conv2D, max and average pooling, Flatten and Dropout."""
 
 import numpy as np
 
@@ -15,8 +8,8 @@ from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
 from tensorweave.ops import init_ops, variable_scope as vs
 
-__all__ = ["AveragePooling2D", "BatchNormalization", "Conv2D", "Dense", "Dropout", "Flatten", "Layer", "MaxPooling2D",
-           "average_pooling2d", "batch_normalization", "conv2d", "dense", "dropout", "flatten", "max_pooling2d"]
+__all__ = ["AveragePooling2D", "Conv2D", "Dense", "Dropout", "Flatten", "Layer", "MaxPooling2D", "average_pooling2d",
+           "conv2d", "dense", "dropout", "flatten", "max_pooling2d"]
 
 
 def _pair(value, what):
@@ -331,5 +324,3 @@ def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=
     """TF1's tf.layers.dropout: only drops when ``training`` (a bool or a bool tensor) is true."""
     return Dropout(rate, noise_shape, seed, name)(inputs, training=training)
 
-
-from tensorweave.batch_norm_layer import BatchNormalization, batch_normalization  # noqa: E402 - uses Layer
