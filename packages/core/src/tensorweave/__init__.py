@@ -6,6 +6,8 @@ plugins: ``pip install tensorweave[cpu]`` for the CPU.
 
 __version__ = "0.1.0"
 
+import sys as _sys  # noqa: E402
+
 from tensorweave import dtypes, errors, plugins  # noqa: E402 - plugins installs the loader the registries use
 from tensorweave.dtypes import (  # noqa: E402,F401
     DType, as_dtype, bool, complex64, complex128, double, float16, float32, float64, half, int8, int16, int32,
@@ -52,6 +54,9 @@ from tensorweave.runtime.config import (  # noqa: E402,F401
 from tensorweave.runtime.session import InteractiveSession, Session  # noqa: E402,F401
 
 from tensorweave import compat, debugging, layers, losses, math, nn, queue, random, test, train  # noqa: E402,F401
+
+compat.v1 = _sys.modules[__name__]
+_sys.modules[__name__ + ".compat.v1"] = compat.v1
 
 _API_HINTS = {"summary": "tensorweave[board] (the tensorboard-lite package)"}
 
