@@ -19,7 +19,8 @@ from tensorweave.framework.graph import (  # noqa: E402,F401
     Graph, GraphKeys, add_to_collection, add_to_collections, colocate_with, container, control_dependencies, device,
     get_collection, get_collection_ref, get_default_graph, name_scope, reset_default_graph,
 )
-from tensorweave.framework.graph_io import GraphDef, NodeDef, import_graph_def  # noqa: E402,F401
+from tensorweave.framework.graph_io import GraphDef, NodeDef  # noqa: E402,F401
+from tensorweave.framework.importer import import_graph_def  # noqa: E402,F401
 from tensorweave.framework.operation import Operation  # noqa: E402,F401
 from tensorweave.framework.random_seed import *  # noqa: E402,F401,F403
 from tensorweave.framework.tensor import Tensor  # noqa: E402,F401

@@ -22,7 +22,7 @@ from tensorweave.formats import checkpoint_files, checkpoint_format
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.device_spec import DeviceSpec
-from tensorweave.framework.graph_io import import_graph_def
+from tensorweave.framework.importer import import_graph_def
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops import array_ops, control_flow_ops, io_ops
 from tensorweave.train import checkpoint_management, meta_graph
