@@ -9,6 +9,7 @@ import numbers
 import numpy as np
 
 from tensorweave import dtypes
+from tensorweave.framework import apply_op, graph as graph_mod
 from tensorweave.framework.tensor import Tensor
 
 _conversion_functions = []  # (type or tuple, fn(value, dtype, name, as_ref) -> Tensor, priority)
@@ -185,7 +186,6 @@ def pack_nested(values, dtype=None, name=None):
     The dtype is ``dtype``, else the first tensor's (depth first); with ``dtype`` given, tensors of another dtype
     are cast to it, as TF1 does; without it they are refused. Python and numpy entries become constants of it.
     """
-    from tensorweave.framework import graph as graph_mod
     found = packed_dtype(values)
     values = _tensors_inside(values)
     if dtype is None:
@@ -216,7 +216,6 @@ def packed_dtype(values):
 
 
 def _pack(values, dtype, name, graph, cast):
-    from tensorweave.framework.apply_op import apply_op
     with graph.name_scope(name) as scope:
         elems = []
         for i, v in enumerate(values):
@@ -229,14 +228,13 @@ def _pack(values, dtype, name, graph, cast):
                     raise TypeError(f"Cannot convert a list containing a tensor of dtype {v.dtype.name} to "
                                     f"{dtype.name} (Tensor is: {v!r}); cast it with tf.cast, or pass dtype= "
                                     f"to convert the whole list")
-                v = apply_op("Cast", [v], {"DstT": dtype}, name="Cast")
+                v = apply_op.apply_op("Cast", [v], {"DstT": dtype}, name="Cast")
             elems.append(v)
-        return apply_op("Pack", [elems], {"axis": 0}, name=scope)
+        return apply_op.apply_op("Pack", [elems], {"axis": 0}, name=scope)
 
 
 def _constant(arr, name):
-    from tensorweave.framework.apply_op import apply_op
-    return apply_op("Const", [], {"value": arr, "dtype": dtypes.as_dtype(arr.dtype)}, name=name or "Const")
+    return apply_op.apply_op("Const", [], {"value": arr, "dtype": dtypes.as_dtype(arr.dtype)}, name=name or "Const")
 
 
 def convert_n_to_tensor(values, dtype=None, name=None):
