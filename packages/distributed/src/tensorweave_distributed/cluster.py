@@ -18,8 +18,8 @@ import itertools
 import threading
 import weakref
 
-from tensorweave.framework.device_spec import DeviceSpec
-from tensorweave.runtime.device import Device
+from tensorweave import DeviceSpec
+from tensorweave.extension import Device
 from tensorweave.runtime.device_mgr import DeviceMgr
 
 from tensorweave_distributed.rendezvous import MpiRendezvous
