@@ -33,20 +33,34 @@ from tensorweave.ops.accumulator_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.array_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.check_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.clip_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.comparison_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.concat_split_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.control_flow_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.cumulative_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.data_flow_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.dynamic_partition_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.fill_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.functional_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.gather_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.gradients_impl import *  # noqa: E402,F401,F403
 from tensorweave.ops.init_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.io_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.logging_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.math_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.matmul_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.numerics_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.pad_tile_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.random_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.range_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.reduction_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.segment_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.shape_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.slicing_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.state_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_array_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_operators import *  # noqa: E402,F401,F403
+from tensorweave.ops.transpose_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.unary_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.variable_scope import *  # noqa: E402,F401,F403
 from tensorweave.ops.variables import *  # noqa: E402,F401,F403
 from tensorweave.runtime.config import (  # noqa: E402,F401
@@ -54,7 +68,9 @@ from tensorweave.runtime.config import (  # noqa: E402,F401
 )
 from tensorweave.runtime.session import InteractiveSession, Session  # noqa: E402,F401
 
-from tensorweave import compat, debugging, layers, losses, math, nn, queue, random, test, train  # noqa: E402,F401
+from tensorweave import (  # noqa: E402,F401
+    compat, debugging, extension, layers, losses, math, nn, queue, random, test, train,
+)
 
 compat.v1 = _sys.modules[__name__]
 _sys.modules[__name__ + ".compat.v1"] = compat.v1

@@ -155,15 +155,15 @@ class Dense(Layer):
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
 
     def call(self, inputs):
-        from tensorweave.ops import array_ops, math_ops, nn_ops
+        from tensorweave.ops import concat_split_ops, matmul_ops, nn_ops, shape_ops
         rank = inputs.shape.ndims
         if rank == 2:
-            outputs = math_ops.matmul(inputs, self.kernel)
+            outputs = matmul_ops.matmul(inputs, self.kernel)
         else:
-            flat = array_ops.reshape(inputs, [-1, self.kernel.shape[0].value])
-            outer = array_ops.shape(inputs)[:-1]
-            outputs = array_ops.reshape(math_ops.matmul(flat, self.kernel),
-                                        array_ops.concat([outer, np.array([self.units], np.int32)], 0))
+            flat = shape_ops.reshape(inputs, [-1, self.kernel.shape[0].value])
+            outer = shape_ops.shape(inputs)[:-1]
+            outputs = shape_ops.reshape(matmul_ops.matmul(flat, self.kernel),
+                                        concat_split_ops.concat([outer, np.array([self.units], np.int32)], 0))
             outputs.set_shape(inputs.shape[:-1].concatenate([self.units]))
         if self.use_bias:
             outputs = nn_ops.bias_add(outputs, self.bias)
@@ -256,13 +256,13 @@ class Flatten(Layer):
         _data_format(self.data_format)
 
     def call(self, inputs):
-        from tensorweave.ops import array_ops
+        from tensorweave.ops import concat_split_ops, shape_ops, transpose_ops
         if self.data_format == "channels_first" and inputs.shape.ndims and inputs.shape.ndims > 2:
-            inputs = array_ops.transpose(inputs, [0] + list(range(2, inputs.shape.ndims)) + [1])
+            inputs = transpose_ops.transpose(inputs, [0] + list(range(2, inputs.shape.ndims)) + [1])
         rest = inputs.shape[1:]
         if rest.is_fully_defined():
-            return array_ops.reshape(inputs, [-1, int(np.prod(rest.as_list(), dtype=np.int64))])
-        return array_ops.reshape(inputs, array_ops.stack([array_ops.shape(inputs)[0], -1]))
+            return shape_ops.reshape(inputs, [-1, int(np.prod(rest.as_list(), dtype=np.int64))])
+        return shape_ops.reshape(inputs, concat_split_ops.stack([shape_ops.shape(inputs)[0], -1]))
 
 
 class Dropout(Layer):

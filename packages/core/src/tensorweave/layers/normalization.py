@@ -69,14 +69,14 @@ class BatchNormalization(Layer):
                                                self.moving_variance_initializer, trainable=False)
 
     def call(self, inputs, training=False):
-        from tensorweave.ops import array_ops, cond as cond_ops, math_ops, normalization_ops
+        from tensorweave.ops import cond as cond_ops, math_ops, normalization_ops, shape_ops, unary_math_ops
         ndims = inputs.shape.ndims
         reduce_axes = [i for i in range(ndims) if i != self.axis]
         shape = [1] * ndims
         shape[self.axis] = -1
 
         def as_param(v):
-            return None if v is None else math_ops.cast(array_ops.reshape(v, shape), inputs.dtype)
+            return None if v is None else unary_math_ops.cast(shape_ops.reshape(v, shape), inputs.dtype)
 
         def normalize(mean, variance):
             return normalization_ops.batch_normalization(inputs, mean, variance, as_param(self.beta),
@@ -93,10 +93,10 @@ class BatchNormalization(Layer):
         else:
             outputs = cond_ops.cond(convert_to_tensor(training, dtypes.bool), lambda: normalize(mean, variance),
                                     with_moving)
-        batch_mean = math_ops.cast(array_ops.reshape(mean, [-1]), self.moving_mean.dtype)
-        batch_variance = math_ops.cast(array_ops.reshape(variance, [-1]), self.moving_variance.dtype)
+        batch_mean = unary_math_ops.cast(shape_ops.reshape(mean, [-1]), self.moving_mean.dtype)
+        batch_variance = unary_math_ops.cast(shape_ops.reshape(variance, [-1]), self.moving_variance.dtype)
         if ndims == 4 and self.axis in (1, 3) and self.fused is not False:  # TF1's fused path
-            count = math_ops.cast(array_ops.size(inputs), batch_variance.dtype) / float(
+            count = unary_math_ops.cast(shape_ops.size(inputs), batch_variance.dtype) / float(
                 self.moving_variance.shape[0].value)
             batch_variance = batch_variance * count / math_ops.maximum(count - 1.0, 1.0)
         decay = 1.0 - self.momentum

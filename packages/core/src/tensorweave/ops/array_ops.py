@@ -1,8 +1,7 @@
 """Array ops: constants, placeholders and identities.
 
-This module is also the ``array_ops`` namespace the rest of the core uses: it re-exports the shape ops,
-fills, concatenation and splitting, transposes, padding and tiling, slicing and gathering, which live in
-their own modules (see the imports at the bottom).
+The rest of TF1's array ops live beside it: shapes and reshaping (shape_ops), fills, concatenation and
+splitting, transposes, padding and tiling, slicing and gathering.
 """
 
 import numpy as np
@@ -16,7 +15,7 @@ from tensorweave.framework.tensor_util import constant_value, register_constant_
 
 DEFS = OpDefList()
 
-_OWN = ["constant", "placeholder", "placeholder_with_default", "identity", "identity_n", "stop_gradient"]
+__all__ = ["constant", "placeholder", "placeholder_with_default", "identity", "identity_n", "stop_gradient"]
 
 # ---- Const ------------------------------------------------------------------------------------------
 CONST = DEFS.define("Const", outputs=["output: dtype"], attrs=["value: tensor", "dtype: type"],
@@ -165,19 +164,3 @@ def stop_gradient(input, name=None):  # noqa: A002
 def prevent_gradient(input, message="", name=None):  # noqa: A002
     """``input``, with an error naming ``message`` if anything tries to differentiate through it."""
     return apply_op("PreventGradient", [input], {"message": message}, name=name or "PreventGradient")
-
-
-# ---- the rest of the array namespace ---------------------------------------------------------------------------------
-from tensorweave.ops import (  # noqa: E402
-    concat_split_ops, fill_ops, gather_ops, pad_tile_ops, shape_ops, slicing_ops, transpose_ops,
-)
-from tensorweave.ops.concat_split_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.fill_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.gather_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.pad_tile_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.shape_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.slicing_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.transpose_ops import *  # noqa: E402,F401,F403
-
-__all__ = _OWN + [name for module in (shape_ops, fill_ops, concat_split_ops, transpose_ops, pad_tile_ops, slicing_ops,
-                                      gather_ops) for name in module.__all__]

@@ -74,11 +74,11 @@ def unbroadcast(grad, target, *partners):
         return None
     axes = _static_axes(grad.shape, target.shape, [tensor_shape.as_shape(getattr(p, "shape", p)) for p in partners])
     if axes is None:
-        from tensorweave.ops import array_ops, reduction_ops
+        from tensorweave.ops import reduction_ops, shape_ops
         grad = _dense(grad)
-        target_dims = array_ops.shape(target)
-        summed_axes, _ = broadcast_gradient_args(target_dims, array_ops.shape(grad))
-        return array_ops.reshape(reduction_ops.reduce_sum(grad, summed_axes), target_dims)
+        target_dims = shape_ops.shape(target)
+        summed_axes, _ = broadcast_gradient_args(target_dims, shape_ops.shape(grad))
+        return shape_ops.reshape(reduction_ops.reduce_sum(grad, summed_axes), target_dims)
     leading, inner = axes
     if not leading and not inner:
         return grad

@@ -67,8 +67,8 @@ def _seeds(seed):
 def _sample(op_type, true_classes, num_true, num_sampled, unique, range_max, seed, name):
     true_classes = convert_to_tensor(true_classes, name="true_classes")
     if true_classes.dtype != dtypes.int64:
-        from tensorweave.ops import math_ops
-        true_classes = math_ops.cast(true_classes, dtypes.int64)
+        from tensorweave.ops import unary_math_ops
+        true_classes = unary_math_ops.cast(true_classes, dtypes.int64)
     attrs = {"num_true": int(num_true), "num_sampled": int(num_sampled), "unique": bool(unique),
              "range_max": int(range_max), **_seeds(seed)}
     return tuple(apply_op(op_type, [true_classes], attrs, name=name or op_type))

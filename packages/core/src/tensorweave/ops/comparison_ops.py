@@ -85,9 +85,9 @@ def _select_v2_shape(op):
 
 @SELECT.set_gradient
 def _select_grad(op, grad):
-    from tensorweave.ops import array_ops
+    from tensorweave.ops import fill_ops
     condition, t, _ = op.inputs
-    zeros = array_ops.zeros_like(t)
+    zeros = fill_ops.zeros_like(t)
     return [None, select(condition, grad, zeros), select(condition, zeros, grad)]
 
 

@@ -113,29 +113,29 @@ def _dense(grad):
 
 def _sizes_along(values, axis, rank):
     """Each input's size along ``axis``: a Python list when known while building, else a tensor."""
-    from tensorweave.ops import array_ops
+    from tensorweave.ops import gather_ops, shape_ops
     static_axis = constant_int(axis)
     if static_axis is not None and rank is not None:
         static_axis %= rank
         sizes = [t.shape[static_axis].value if t.shape.ndims is not None else None for t in values]
         if None not in sizes:
             return sizes
-        return stack([s if s is not None else unstack(array_ops.shape(t), num=rank)[static_axis]
+        return stack([s if s is not None else unstack(shape_ops.shape(t), num=rank)[static_axis]
                       for s, t in zip(sizes, values)])
-    return stack([array_ops.gather(array_ops.shape(t), axis) for t in values])
+    return stack([gather_ops.gather(shape_ops.shape(t), axis) for t in values])
 
 
 def _int32_axis(axis, values):
     """The concat axis as a non-negative int32 (Split's split_dim is int32)."""
-    from tensorweave.ops import array_ops, math_ops
+    from tensorweave.ops import math_ops, shape_ops, unary_math_ops
     static = constant_int(axis)
     rank = next((t.shape.ndims for t in values if t.shape.ndims is not None), None)
     if static is not None and rank is not None:
         return static % rank
     if static is not None and static >= 0:
         return static
-    axis = math_ops.cast(axis, dtypes.int32) if axis.dtype != dtypes.int32 else axis
-    return math_ops.floormod(axis, array_ops.rank(values[0]))
+    axis = unary_math_ops.cast(axis, dtypes.int32) if axis.dtype != dtypes.int32 else axis
+    return math_ops.floormod(axis, shape_ops.rank(values[0]))
 
 def _concat_grad(values, axis, grad):
     grad = _dense(grad)
@@ -237,8 +237,8 @@ def _split_v_shape(op):
 
 def _filled(op, grads):
     """Output gradients with missing ones as zeros of their output's shape."""
-    from tensorweave.ops import array_ops
-    return [array_ops.zeros_like(t) if g is None else _dense(g) for g, t in zip(grads, op.outputs)]
+    from tensorweave.ops import fill_ops
+    return [fill_ops.zeros_like(t) if g is None else _dense(g) for g, t in zip(grads, op.outputs)]
 
 
 SPLIT.set_gradient(lambda op, *grads: [None, concat(_filled(op, grads), op.inputs[0])])

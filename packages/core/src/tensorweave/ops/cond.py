@@ -207,9 +207,9 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
             preds, fns = preds[:-1], fns[:-1]
 
             def default():
-                from tensorweave.ops import array_ops
+                from tensorweave.ops import concat_split_ops
                 check = logging_ops.Assert(last_pred, ["tf.case: none of the predicates is true:",
-                                                       array_ops.stack(preds + [last_pred])])
+                                                       concat_split_ops.stack(preds + [last_pred])])
                 with graph.control_dependencies([check]):
                     return nest.map_structure(_identity_of, last_fn())
 
@@ -230,6 +230,6 @@ def _identity_of(v):
 
 
 def _assert_at_most_n_true(preds, n, message):
-    from tensorweave.ops import array_ops, logging_ops, math_ops
-    count = math_ops.reduce_sum(math_ops.cast(array_ops.stack(preds), dtypes.int32))
-    return logging_ops.Assert(math_ops.less_equal(count, n), [message, array_ops.stack(preds)])
+    from tensorweave.ops import comparison_ops, concat_split_ops, logging_ops, reduction_ops, unary_math_ops
+    count = reduction_ops.reduce_sum(unary_math_ops.cast(concat_split_ops.stack(preds), dtypes.int32))
+    return logging_ops.Assert(comparison_ops.less_equal(count, n), [message, concat_split_ops.stack(preds)])

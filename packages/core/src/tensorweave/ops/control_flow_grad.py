@@ -57,8 +57,8 @@ def _merge_grad(op, grad, _):
         if grad_ctx is not None and grad_ctx.grad_state is not None:
             pred = grad_ctx.grad_state.saved_predicate(pred)  # the forward loop's pred of this iteration
         return list(cf.switch(grad, pred, name="cond_grad"))
-    from tensorweave.ops import math_ops
-    return [cf.switch(grad, math_ops.equal(op.outputs[1], i))[1] for i in range(len(op.inputs))]
+    from tensorweave.ops import comparison_ops
+    return [cf.switch(grad, comparison_ops.equal(op.outputs[1], i))[1] for i in range(len(op.inputs))]
 
 
 @cf.EXIT.set_gradient

@@ -80,8 +80,8 @@ def _conv_attrs(op):
 
 
 def _shape_of(t):
-    from tensorweave.ops import array_ops
-    return array_ops.shape(t, out_type=dtypes.int32)
+    from tensorweave.ops import shape_ops
+    return shape_ops.shape(t, out_type=dtypes.int32)
 
 
 @CONV2D.set_gradient
@@ -141,7 +141,7 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
            name=None, input=None, dilations=None):  # noqa: A002
     """1-D convolution of a [batch, width, in] ("NWC") or [batch, in, width] ("NCW") tensor by a
     [width, in, out] filter: a conv2d over a height of 1, as TF does it."""
-    from tensorweave.ops import array_ops
+    from tensorweave.ops import shape_ops
     value = _pick("value", value, input, "input")
     if value is None or filters is None or stride is None or padding is None:
         raise TypeError("conv1d needs value, filters, stride and padding")
@@ -156,11 +156,11 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
                         ((stride, "stride"), (dilations or 1, "dilations")))
     with graph_mod.name_scope(name, "conv1d", [value, filters]):
         spatial = 2 if channels_first else 1
-        value = array_ops.expand_dims(value, spatial)
-        filters = array_ops.expand_dims(filters, 0)
+        value = shape_ops.expand_dims(value, spatial)
+        filters = shape_ops.expand_dims(filters, 0)
         fmt = "NCHW" if channels_first else "NHWC"
         result = _apply("Conv2D", [value, filters], _attrs([1, stride], padding, fmt, [1, dilation]))
-        return array_ops.squeeze(result, [spatial])
+        return shape_ops.squeeze(result, [spatial])
 
 
 def _width_entry(value, channels_first, what):

@@ -116,10 +116,10 @@ def aggregate(grads, name="AddN"):
         return None
     if len(grads) == 1:
         return grads[0]
-    from tensorweave.ops import array_ops, math_ops
+    from tensorweave.ops import concat_split_ops, math_ops
     if all(isinstance(g, IndexedSlices) for g in grads):
-        return IndexedSlices(array_ops.concat([g.values for g in grads], 0),
-                             array_ops.concat([g.indices for g in grads], 0), grads[0].dense_shape)
+        return IndexedSlices(concat_split_ops.concat([g.values for g in grads], 0),
+                             concat_split_ops.concat([g.indices for g in grads], 0), grads[0].dense_shape)
     dense = [convert_to_tensor(g) for g in grads]
     return math_ops.add_n(dense, name=name)
 
@@ -131,7 +131,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     Through ``tf.cond`` the gradient flows along the taken branch only; through ``tf.while_loop`` it
     runs a backward loop over the forward iterations in reverse (see ops/loop_grad_state.py).
     """
-    from tensorweave.ops import array_ops
+    from tensorweave.ops import fill_ops
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
     # Objects such as resource variables say which tensor their gradient is taken against.
     xs = [x._gradient_target() if hasattr(x, "_gradient_target") else x for x in _as_list(xs)]
@@ -150,7 +150,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 if not _is_differentiable(y):
                     raise TypeError(f"gradients of {y.name} ({y.dtype.name}) are not defined: ys must be "
                                     f"floating point")
-                gy = array_ops.ones_like(y, name=f"grad_ys_{len(grads)}")
+                gy = fill_ops.ones_like(y, name=f"grad_ys_{len(grads)}")
             else:
                 gy = convert_to_tensor(gy, dtype=y.dtype)
             grads[y].append(gy)
@@ -159,7 +159,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         for x in xs:
             g = aggregate(grads.get(x, []))
             if g is None and unconnected_gradients == "zero":
-                g = array_ops.zeros_like(x)
+                g = fill_ops.zeros_like(x)
             result.append(g)
         return result
 

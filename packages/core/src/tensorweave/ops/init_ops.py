@@ -53,8 +53,8 @@ class Zeros(Initializer):
         self.dtype = dtypes.as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops import array_ops
-        return array_ops.zeros(shape, dtypes.as_dtype(dtype or self.dtype))
+        from tensorweave.ops import fill_ops
+        return fill_ops.zeros(shape, dtypes.as_dtype(dtype or self.dtype))
 
     def get_config(self):
         return {"dtype": self.dtype.name}
@@ -62,8 +62,8 @@ class Zeros(Initializer):
 
 class Ones(Zeros):
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops import array_ops
-        return array_ops.ones(shape, dtypes.as_dtype(dtype or self.dtype))
+        from tensorweave.ops import fill_ops
+        return fill_ops.ones(shape, dtypes.as_dtype(dtype or self.dtype))
 
 
 class Constant(Initializer):
@@ -228,7 +228,7 @@ class Orthogonal(Initializer):
         self.dtype = _floating(dtype, "Orthogonal")
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops import array_ops, linalg_ops, math_ops, random_ops
+        from tensorweave.ops import linalg_ops, random_ops, reduction_ops, shape_ops, transpose_ops, unary_math_ops
         dtype = _floating(dtype or self.dtype, "Orthogonal")
         shape = _shape_list(shape)
         if len(shape) < 2:
@@ -236,11 +236,11 @@ class Orthogonal(Initializer):
         rows, cols = int(np.prod(shape[:-1])), shape[-1]
         flat = (cols, rows) if rows < cols else (rows, cols)
         q, r = linalg_ops.qr(random_ops.random_normal(flat, dtype=dtype, seed=self.seed))
-        diagonal = math_ops.reduce_sum(r * np.eye(flat[1], dtype=dtype.as_numpy_dtype), axis=0)
-        q = q * math_ops.sign(diagonal)  # makes the decomposition unique, so q is uniformly distributed
+        diagonal = reduction_ops.reduce_sum(r * np.eye(flat[1], dtype=dtype.as_numpy_dtype), axis=0)
+        q = q * unary_math_ops.sign(diagonal)  # makes the decomposition unique, so q is uniformly distributed
         if rows < cols:
-            q = array_ops.transpose(q)
-        return self.gain * array_ops.reshape(q, shape)
+            q = transpose_ops.transpose(q)
+        return self.gain * shape_ops.reshape(q, shape)
 
     def get_config(self):
         return {"gain": self.gain, "seed": self.seed, "dtype": self.dtype.name}

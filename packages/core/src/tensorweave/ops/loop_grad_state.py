@@ -83,13 +83,13 @@ class GradLoopState:
 
     def _add_backprop_loop_counter(self, count):
         """The backward loop's control: counts ``count`` down to zero; returns its NextIteration."""
-        from tensorweave.ops import array_ops, math_ops
+        from tensorweave.ops import array_ops, comparison_ops, math_ops
         ctx = self.grad_context
         one = array_ops.constant(1, name="b_count")
         with ctx.entered():
             remaining = _loop_variable(ctx, count, "b_count")
             ctx.pivot_for_pred = remaining
-            ctx.pivot = cf.loop_cond(math_ops.greater_equal(remaining, one), name="b_count")
+            ctx.pivot = cf.loop_cond(comparison_ops.greater_equal(remaining, one), name="b_count")
             done, going = cf.switch(remaining, ctx.pivot)
             index = math_ops.subtract(going, one)
             ctx.pivot_for_body = index
@@ -218,13 +218,13 @@ class GradLoopState:
     # ---- accumulating the gradient of a loop invariant -------------------------------------------
     def add_backprop_accumulator(self, enter_op, grad):
         """Sums ``grad`` over the backward iterations: the gradient of a tensor captured by the loop."""
-        from tensorweave.ops import array_ops, math_ops
+        from tensorweave.ops import fill_ops, math_ops
         ctx = self.grad_context
         with in_context(ctx.graph, ctx.outer_context):
             if grad.shape.is_fully_defined():
-                start = array_ops.zeros(grad.shape.as_list(), grad.dtype, name="b_acc")
+                start = fill_ops.zeros(grad.shape.as_list(), grad.dtype, name="b_acc")
             else:
-                start = array_ops.zeros(_value_shape(enter_op.inputs[0]), grad.dtype, name="b_acc")
+                start = fill_ops.zeros(_value_shape(enter_op.inputs[0]), grad.dtype, name="b_acc")
         with ctx.entered():
             total = _loop_variable(ctx, start, "b_acc")
             done, going = cf.switch(total, ctx.pivot)
@@ -252,8 +252,8 @@ def _close_loop_variable(ctx, merged, following, done, name):
 def _value_shape(value):
     """The run-time shape of a captured value (the variable's shape for a resource handle)."""
     from tensorweave import dtypes
-    from tensorweave.ops import array_ops
+    from tensorweave.ops import shape_ops
     if value.dtype is dtypes.resource:
         from tensorweave.ops import state_ops
         return state_ops.variable_shape(value)
-    return array_ops.shape(value)
+    return shape_ops.shape(value)

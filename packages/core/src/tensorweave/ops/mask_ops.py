@@ -102,7 +102,7 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
     """The entries (or slices) of ``tensor`` where ``mask`` is true: the mask's k dims cover tensor's dims
     axis … axis+k-1, which become one dim of unknown size. E.g. a [N, D] tensor and an [N] mask give [?, D]."""
     from tensorweave.framework.graph import name_scope
-    from tensorweave.ops import array_ops, gather_ops, math_ops
+    from tensorweave.ops import concat_split_ops, gather_ops, reduction_ops, shape_ops
     with name_scope(name):
         tensor = convert_to_tensor(tensor, name="tensor")
         mask = convert_to_tensor(mask, name="mask")
@@ -126,12 +126,12 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
             raise ValueError(f"boolean_mask: mask of shape {mask.shape} does not match dims {axis}..{axis + k - 1} "
                              f"of the tensor, {covered}")
         if k > 1:
-            shape = array_ops.shape(tensor)
+            shape = shape_ops.shape(tensor)
             count = covered.num_elements()
-            count = [count] if count is not None else array_ops.reshape(
-                math_ops.reduce_prod(shape[axis:axis + k]), [1])
-            tensor = array_ops.reshape(tensor, array_ops.concat([shape[:axis], count, shape[axis + k:]], 0))
-            mask = array_ops.reshape(mask, [-1])
+            count = [count] if count is not None else shape_ops.reshape(
+                reduction_ops.reduce_prod(shape[axis:axis + k]), [1])
+            tensor = shape_ops.reshape(tensor, concat_split_ops.concat([shape[:axis], count, shape[axis + k:]], 0))
+            mask = shape_ops.reshape(mask, [-1])
         chosen = apply_op("Where", [mask])[:, 0]
         return gather_ops.gather(tensor, chosen, axis=axis)
 
@@ -140,18 +140,18 @@ def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None):
     """mask[..., j] = j < lengths[...]: a mask of shape lengths.shape + [maxlen] (maxlen defaults to
     max(lengths), 0 for no lengths), in ``dtype``."""
     from tensorweave.framework.graph import name_scope
-    from tensorweave.ops import math_ops
+    from tensorweave.ops import comparison_ops, math_ops, range_ops, reduction_ops, unary_math_ops
     with name_scope(name or "SequenceMask"):
         lengths = convert_to_tensor(lengths, name="lengths")
         if maxlen is None:
-            maxlen = math_ops.maximum(math_ops.reduce_max(lengths), 0)
+            maxlen = math_ops.maximum(reduction_ops.reduce_max(lengths), 0)
         else:
             maxlen = convert_to_tensor(maxlen, dtype=None if is_tensor_like(maxlen) else lengths.dtype, name="maxlen")
             if maxlen.shape.ndims not in (0, None):
                 raise ValueError(f"sequence_mask: maxlen must be a scalar, got shape {maxlen.shape}")
-        positions = math_ops.range(0, maxlen, 1, dtype=maxlen.dtype)
-        mask = math_ops.less(positions, math_ops.cast(lengths[..., None], maxlen.dtype))
-        return mask if dtypes.as_dtype(dtype) == dtypes.bool else math_ops.cast(mask, dtype)
+        positions = range_ops.range(0, maxlen, 1, dtype=maxlen.dtype)
+        mask = comparison_ops.less(positions, unary_math_ops.cast(lengths[..., None], maxlen.dtype))
+        return mask if dtypes.as_dtype(dtype) == dtypes.bool else unary_math_ops.cast(mask, dtype)
 
 
 UniqueOutput = collections.namedtuple("Unique", ["y", "idx"])

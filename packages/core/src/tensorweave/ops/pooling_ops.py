@@ -111,8 +111,8 @@ def _max_pool_grad_grad_grad(op, grad):
 
 @AVG_POOL.set_gradient
 def _avg_pool_grad(op, grad):
-    from tensorweave.ops import array_ops
-    shape = array_ops.shape(op.inputs[0], out_type=dtypes.int32)
+    from tensorweave.ops import shape_ops
+    shape = shape_ops.shape(op.inputs[0], out_type=dtypes.int32)
     return [apply_op("AvgPoolGrad", [shape, grad], _window_attrs(op), name="AvgPoolGrad")]
 
 

@@ -120,16 +120,16 @@ def _shape_of(t, dtype):
     """t's shape as a 1-D tensor of ``dtype``: a constant when known while building."""
     if t.shape.is_fully_defined():
         return convert_to_tensor(np.asarray(t.shape.as_list(), dtype.as_numpy_dtype))
-    from tensorweave.ops import array_ops
-    return array_ops.shape(t, out_type=dtype)
+    from tensorweave.ops import shape_ops
+    return shape_ops.shape(t, out_type=dtype)
 
 
 def _ones_like_vector(v):
     n = v.shape[0].value if v.shape.ndims == 1 else None
     if n is not None:
         return convert_to_tensor(np.ones(n, v.dtype.as_numpy_dtype))
-    from tensorweave.ops import array_ops
-    return array_ops.ones_like(v)
+    from tensorweave.ops import fill_ops
+    return fill_ops.ones_like(v)
 
 
 @register_constant_evaluator("Slice")
@@ -292,8 +292,8 @@ def _as_index(value, dtype):
     value = convert_to_tensor(value)
     if value.dtype == dtype:
         return value
-    from tensorweave.ops import math_ops
-    return math_ops.cast(value, dtype)
+    from tensorweave.ops import unary_math_ops
+    return unary_math_ops.cast(value, dtype)
 
 
 # ---- Python indexing ---------------------------------------------------------------------------------------------

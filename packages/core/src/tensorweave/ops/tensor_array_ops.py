@@ -174,8 +174,8 @@ class TensorArray:
                         name=name or "TensorArrayGather")
 
     def stack(self, name=None):
-        from tensorweave.ops import math_ops
-        return self.gather(math_ops.range(0, self.size()), name=name or "TensorArrayStack")
+        from tensorweave.ops import range_ops
+        return self.gather(range_ops.range(0, self.size()), name=name or "TensorArrayStack")
 
     def scatter(self, indices, value, name=None):
         value = self._value(value, "scatter")
@@ -187,10 +187,10 @@ class TensorArray:
 
     def unstack(self, value, name=None):
         """Element i becomes value[i]."""
-        from tensorweave.ops import array_ops, math_ops
+        from tensorweave.ops import range_ops, shape_ops
         value = self._value(value, "unstack")
-        count = array_ops.shape(value)[0]
-        return self.scatter(math_ops.range(0, count), value, name=name or "TensorArrayUnstack")
+        count = shape_ops.shape(value)[0]
+        return self.scatter(range_ops.range(0, count), value, name=name or "TensorArrayUnstack")
 
     def concat(self, name=None):
         element = self._element_shape[0]

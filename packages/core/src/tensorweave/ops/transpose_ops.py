@@ -67,20 +67,20 @@ def _transpose_grad(op, grad):
 def transpose(a, perm=None, name="transpose", conjugate=False):
     """Permutes the dimensions of ``a`` by ``perm`` (default: reversed, so a matrix is transposed).
     ``conjugate=True`` also conjugates complex values."""
-    from tensorweave.ops import array_ops, math_ops, range_ops
+    from tensorweave.ops import range_ops, shape_ops, unary_math_ops
     a = convert_to_tensor(a, name="a")
     if conjugate and a.dtype.is_complex:
-        a = math_ops.conj(a)
+        a = unary_math_ops.conj(a)
     if perm is None:
         rank = a.shape.ndims
         perm = list(range(rank - 1, -1, -1)) if rank is not None else range_ops.range(
-            array_ops.rank(a) - 1, -1, -1)
+            shape_ops.rank(a) - 1, -1, -1)
     return apply_op("Transpose", [a, perm], name=name)
 
 
 def matrix_transpose(a, name="matrix_transpose", conjugate=False):
     """Transposes the last two dimensions of a (batch of) matrices."""
-    from tensorweave.ops import array_ops, range_ops
+    from tensorweave.ops import concat_split_ops, range_ops, shape_ops
     a = convert_to_tensor(a, name="a")
     rank = a.shape.ndims
     if rank is not None and rank < 2:
@@ -89,8 +89,8 @@ def matrix_transpose(a, name="matrix_transpose", conjugate=False):
     if rank is not None:
         perm = list(range(rank - 2)) + [rank - 1, rank - 2]
     else:
-        r = array_ops.rank(a)
-        perm = array_ops.concat([range_ops.range(r - 2), stack([r - 1, r - 2])], 0)
+        r = shape_ops.rank(a)
+        perm = concat_split_ops.concat([range_ops.range(r - 2), stack([r - 1, r - 2])], 0)
     return transpose(a, perm, name=name, conjugate=conjugate)
 
 

@@ -96,8 +96,8 @@ CONJ.set_gradient(lambda op, grad: [_conj(grad)])
 
 @SIGN.set_gradient
 def _sign_grad(op, grad):
-    from tensorweave.ops import array_ops
-    return [array_ops.zeros_like(op.inputs[0])]
+    from tensorweave.ops import fill_ops
+    return [fill_ops.zeros_like(op.inputs[0])]
 
 
 # ---- functions differentiated through their output, with fused gradient ops -----------------------------------

@@ -135,7 +135,7 @@ class VariableStore:
 
     def _partitioned(self, partitioner, name, shape, dtype, initializer, regularizer, reuse, trainable, collections,
                      caching_device, validate_shape, constraint):
-        from tensorweave.ops import array_ops
+        from tensorweave.ops import slicing_ops
         if name in self._vars:
             raise ValueError(f"A partitioner was provided, but an unpartitioned version of the variable was found: "
                              f"{name}. Perhaps a variable of the same name was already created without "
@@ -166,7 +166,7 @@ class VariableStore:
             if initializer is not None and not callable(initializer):
                 with graph_mod.name_scope(shard_name + "/PartitionedInitializer"):
                     value = initializer if isinstance(initializer, Tensor) else convert_to_tensor(initializer, dtype)
-                    init, init_shape, shard_dtype = array_ops.slice(value, offset, shard_shape), None, value.dtype
+                    init, init_shape, shard_dtype = slicing_ops.slice(value, offset, shard_shape), None, value.dtype
             with graph_mod.name_scope(None):
                 shard = self._single(shard_name, init_shape, shard_dtype, init, regularizer, reuse, trainable,
                                      collections, caching_device, validate_shape, constraint, partition_info=info)

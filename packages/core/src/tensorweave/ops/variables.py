@@ -411,14 +411,14 @@ def _default_var_list(var_list):
 
 def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
     """A 1-D string tensor with the names of the variables in ``var_list`` that have no value yet."""
-    from tensorweave.ops import array_ops, math_ops
+    from tensorweave.ops import array_ops, comparison_ops, concat_split_ops, mask_ops
     var_list = _default_var_list(var_list)
     with graph_mod.name_scope(name):
         if not var_list:
             return array_ops.constant(np.array([], dtype=object), dtype=dtypes.string)
-        initialized = array_ops.stack([v.is_initialized() for v in var_list])
+        initialized = concat_split_ops.stack([v.is_initialized() for v in var_list])
         names = array_ops.constant([v.op.name for v in var_list], dtype=dtypes.string)
-        return array_ops.boolean_mask(names, math_ops.logical_not(initialized))
+        return mask_ops.boolean_mask(names, comparison_ops.logical_not(initialized))
 
 
 def assert_variables_initialized(var_list=None):

@@ -303,7 +303,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
 
 def _with_iteration_limit(cond, body, loop_vars, shape_invariants, maximum_iterations):
     """Adds an iteration counter so the loop stops after ``maximum_iterations``."""
-    from tensorweave.ops import array_ops, math_ops
+    from tensorweave.ops import array_ops, comparison_ops, math_ops
     limit = convert_to_tensor(maximum_iterations, name="maximum_iterations")
     if limit.shape.ndims not in (None, 0) or not limit.dtype.is_integer:
         raise ValueError(f"tf.while_loop: maximum_iterations must be a scalar integer, got {limit.dtype.name} "
@@ -312,7 +312,7 @@ def _with_iteration_limit(cond, body, loop_vars, shape_invariants, maximum_itera
     star = isinstance(loop_vars, (list, tuple))
 
     def limited_cond(i, lv):
-        return math_ops.logical_and(math_ops.less(i, limit), cond(*lv) if star else cond(lv))
+        return comparison_ops.logical_and(comparison_ops.less(i, limit), cond(*lv) if star else cond(lv))
 
     def limited_body(i, lv):
         result = _as_sequence_like(lv, body(*lv) if star else body(lv))

@@ -12,7 +12,7 @@ from tensorweave.framework import graph as graph_mod, nest, tensor_shape
 from tensorweave.framework.registry import get_registries
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
-from tensorweave.ops import array_ops, data_flow_ops
+from tensorweave.ops import array_ops, data_flow_ops, gather_ops, shape_ops
 from tensorweave.train import queue_runner
 
 __all__ = ["batch", "batch_join", "input_producer", "limit_epochs", "range_input_producer", "shuffle_batch",
@@ -39,8 +39,8 @@ def _fill_fraction_summary(queue, name, capacity, min_after_dequeue=0):
     summary = get_registries().api.get("summary")
     if summary is None or not hasattr(summary, "scalar"):
         return
-    from tensorweave.ops import math_ops
-    size = math_ops.cast(queue.size(), dtypes.float32)
+    from tensorweave.ops import math_ops, unary_math_ops
+    size = unary_math_ops.cast(queue.size(), dtypes.float32)
     if min_after_dequeue:
         size = math_ops.maximum(size - float(min_after_dequeue), 0.0)
     summary.scalar(name, size * (1.0 / (capacity - min_after_dequeue)))
@@ -81,9 +81,9 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
 
 def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None, name=None):
     """A queue of the integers 0 .. limit-1, ``num_epochs`` times, shuffled per epoch."""
-    from tensorweave.ops import math_ops
+    from tensorweave.ops import range_ops
     with graph_mod.name_scope(name or "input_producer"):
-        indices = math_ops.range(limit)
+        indices = range_ops.range(limit)
         return input_producer(indices, [], num_epochs, shuffle, seed, capacity, shared_name,
                               f"fraction_of_{capacity}_full", "range_producer")
 
@@ -102,10 +102,10 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
                 raise ValueError(f"slice_input_producer: the tensors have different numbers of rows ({rows} and "
                                  f"{other} in {t.name})")
         if rows is None:
-            rows = array_ops.shape(tensor_list[0], out_type=dtypes.int32)[0]
+            rows = shape_ops.shape(tensor_list[0], out_type=dtypes.int32)[0]
         index_queue = range_input_producer(rows, num_epochs, shuffle, seed, capacity, shared_name)
         index = index_queue.dequeue()
-        return [array_ops.gather(t, index) for t in tensor_list]
+        return [gather_ops.gather(t, index) for t in tensor_list]
 
 
 # ---- batching -------------------------------------------------------------------------------------------

@@ -204,8 +204,8 @@ class Optimizer:
         """``tensor`` cast to ``dtype``, one Cast per hyperparameter and dtype in an apply_gradients."""
         key = (id(tensor), dtype)
         if key not in self._hyper_casts:
-            from tensorweave.ops import math_ops
-            self._hyper_casts[key] = math_ops.cast(tensor, dtype)
+            from tensorweave.ops import unary_math_ops
+            self._hyper_casts[key] = unary_math_ops.cast(tensor, dtype)
         return self._hyper_casts[key]
 
     def _assert_valid_dtypes(self, tensors):
