@@ -35,6 +35,7 @@ from tensorweave.ops.check_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.clip_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.comparison_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.concat_split_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.cond import *  # noqa: E402,F401,F403
 from tensorweave.ops.control_flow_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.cumulative_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.data_flow_ops import *  # noqa: E402,F401,F403
@@ -46,6 +47,7 @@ from tensorweave.ops.gradients_impl import *  # noqa: E402,F401,F403
 from tensorweave.ops.init_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.io_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.logging_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.mask_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.matmul_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.numerics_ops import *  # noqa: E402,F401,F403
@@ -63,6 +65,7 @@ from tensorweave.ops.transpose_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.unary_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.variable_scope import *  # noqa: E402,F401,F403
 from tensorweave.ops.variables import *  # noqa: E402,F401,F403
+from tensorweave.ops.while_loop import *  # noqa: E402,F401,F403
 from tensorweave.runtime.config import (  # noqa: E402,F401
     ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata, RunOptions,
 )

@@ -11,6 +11,10 @@ from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import (
+    array_ops, comparison_ops, concat_split_ops, fill_ops, loss_ops, math_ops, nn_ops, range_ops, reduction_ops,
+    shape_ops, slicing_ops, unary_math_ops, weights_broadcast_ops,
+)
 
 __all__ = ["Reduction", "absolute_difference", "add_loss", "compute_weighted_loss", "cosine_distance", "get_losses",
            "get_regularization_loss", "get_regularization_losses", "get_total_loss", "hinge_loss", "huber_loss",
@@ -39,16 +43,12 @@ class Reduction:
 
 
 def _safe_mean(total, count):
-    from tensorweave.ops import math_ops
     return math_ops.div_no_nan(total, count, name="value")
 
 
 def _num_present(losses, weights, per_batch=False):
     """How many losses have a non-zero weight (weights broadcast to the losses' shape); per batch entry
     (summed over every axis but the first, kept) when ``per_batch``."""
-    from tensorweave.ops import (
-        comparison_ops, range_ops, reduction_ops, shape_ops, unary_math_ops, weights_broadcast_ops,
-    )
     if isinstance(weights, (int, float)) and weights != 0 and not per_batch:
         return unary_math_ops.cast(shape_ops.size(losses), dtypes.float32)
     with graph_mod.name_scope(None, "num_present", [losses, weights]):
@@ -67,7 +67,6 @@ def compute_weighted_loss(losses, weights=1.0, scope=None, loss_collection=Graph
     ``weights`` is a scalar or has the losses' rank with each dimension 1 or the losses' own; other shapes are
     refused while building (or, for shapes known only at run time, when the step runs), as in TF.
     """
-    from tensorweave.ops import fill_ops, math_ops, reduction_ops, shape_ops, unary_math_ops, weights_broadcast_ops
     Reduction.validate(reduction)
     with graph_mod.name_scope(scope, "weighted_loss", [losses, weights]):
         losses = convert_to_tensor(losses)
@@ -101,7 +100,6 @@ def _required(**values):
 def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0, scope=None,
                           loss_collection=GraphKeys.LOSSES, reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """Cross-entropy of softmax(logits) against one-hot labels (smoothed towards uniform by label_smoothing)."""
-    from tensorweave.ops import array_ops, loss_ops, shape_ops, unary_math_ops
     _required(onehot_labels=onehot_labels, logits=logits)
     with graph_mod.name_scope(scope, "softmax_cross_entropy_loss", [logits, onehot_labels, weights]) as name:
         logits = convert_to_tensor(logits)
@@ -118,7 +116,6 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0,
 def sparse_softmax_cross_entropy(labels, logits, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES,
                                  reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """Cross-entropy of softmax(logits) against integer class ids ``labels``."""
-    from tensorweave.ops import loss_ops, shape_ops
     _required(labels=labels, logits=logits)
     with graph_mod.name_scope(scope, "sparse_softmax_cross_entropy_loss", [logits, labels, weights]) as name:
         labels, logits = convert_to_tensor(labels), convert_to_tensor(logits)
@@ -134,7 +131,6 @@ def _squeezed_weights(weights, labels):
     """TF's sparse_softmax_cross_entropy drops a last dimension of size 1 from weights with one more dimension
     than the labels ([batch, 1] weights for [batch] labels); for ranks known only at run time it also adds
     one to non-scalar weights with one dimension fewer (TF's dynamic path does both)."""
-    from tensorweave.ops import comparison_ops, concat_split_ops, fill_ops, shape_ops, slicing_ops, unary_math_ops
     weights = convert_to_tensor(weights, name="weights")
     rank, labels_rank = weights.shape.ndims, labels.shape.ndims
     if rank is not None and labels_rank is not None:
@@ -157,7 +153,6 @@ def _squeezed_weights(weights, labels):
 def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothing=0, scope=None,
                           loss_collection=GraphKeys.LOSSES, reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """Element-wise logistic loss of ``logits`` against 0/1 labels (smoothed towards 1/2 by label_smoothing)."""
-    from tensorweave.ops import loss_ops, unary_math_ops
     _required(multi_class_labels=multi_class_labels, logits=logits)
     with graph_mod.name_scope(scope, "sigmoid_cross_entropy_loss", [logits, multi_class_labels, weights]) as name:
         logits = convert_to_tensor(logits)
@@ -172,7 +167,6 @@ def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothi
 def _regression(default_name, element_loss):
     def loss(labels, predictions, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES,
              reduction=Reduction.SUM_BY_NONZERO_WEIGHTS, **options):
-        from tensorweave.ops import unary_math_ops
         _required(labels=labels, predictions=predictions)
         with graph_mod.name_scope(scope, default_name, [predictions, labels, weights]) as name:
             predictions = unary_math_ops.cast(predictions, dtypes.float32)
@@ -184,24 +178,20 @@ def _regression(default_name, element_loss):
 
 
 def _squared(labels, predictions):
-    from tensorweave.ops import math_ops
     return math_ops.squared_difference(predictions, labels)
 
 
 def _absolute(labels, predictions):
-    from tensorweave.ops import unary_math_ops
     return unary_math_ops.abs(predictions - labels)
 
 
 def _huber(labels, predictions, delta=1.0):
-    from tensorweave.ops import math_ops, unary_math_ops
     error = unary_math_ops.abs(predictions - labels)
     quadratic = math_ops.minimum(error, delta)
     return 0.5 * quadratic * quadratic + delta * (error - quadratic)
 
 
 def _log(labels, predictions, epsilon=1e-7):
-    from tensorweave.ops import unary_math_ops
     return (-labels * unary_math_ops.log(predictions + epsilon)
             - (1 - labels) * unary_math_ops.log(1 - predictions + epsilon))
 
@@ -219,7 +209,6 @@ log_loss.__name__, log_loss.__doc__ = "log_loss", "Binary log loss of probabilit
 def hinge_loss(labels, logits, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES,
                reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """max(0, 1 - y * logits) with the 0/1 ``labels`` mapped to y = -1/1."""
-    from tensorweave.ops import nn_ops, unary_math_ops
     _required(labels=labels, logits=logits)
     with graph_mod.name_scope(scope, "hinge_loss", [logits, labels, weights]) as name:
         logits = unary_math_ops.cast(logits, dtypes.float32)
@@ -233,7 +222,6 @@ def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None, los
                     reduction=Reduction.SUM_BY_NONZERO_WEIGHTS, dim=None):
     """1 - sum(labels * predictions) along ``axis`` (kept, size 1): the cosine distance of unit-normalized
     inputs. ``dim`` is TF1's old name for ``axis``, which is required."""
-    from tensorweave.ops import loss_ops, reduction_ops, unary_math_ops
     axis = loss_ops._axis(axis, dim)
     if axis is None:
         raise ValueError("cosine_distance: You must specify 'axis' (the axis of the vectors being compared)")
@@ -249,9 +237,6 @@ def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None, los
 def mean_pairwise_squared_error(labels, predictions, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES):
     """For each batch entry, the mean over pairs of elements (i, j) of ((p_i - p_j) - (l_i - l_j))², weighted
     by the entry's weights and summed over the batch (TF1's formula, from per-entry sums of differences)."""
-    from tensorweave.ops import (
-        comparison_ops, fill_ops, math_ops, range_ops, reduction_ops, shape_ops, unary_math_ops, weights_broadcast_ops,
-    )
     _required(labels=labels, predictions=predictions)
     with graph_mod.name_scope(scope, "mean_pairwise_squared_error", [predictions, labels, weights]):
         weights = unary_math_ops.cast(weights, dtypes.float32)
@@ -290,7 +275,6 @@ def get_regularization_losses(scope=None):
 
 def get_regularization_loss(scope=None, name="total_regularization_loss"):
     """The sum of the regularization losses (0.0 when there are none)."""
-    from tensorweave.ops import array_ops, math_ops
     losses = get_regularization_losses(scope)
     if losses:
         return math_ops.add_n(losses, name=name)
@@ -299,7 +283,6 @@ def get_regularization_loss(scope=None, name="total_regularization_loss"):
 
 def get_total_loss(add_regularization_losses=True, name="total_loss", scope=None):
     """The sum of the losses in GraphKeys.LOSSES (and, by default, the regularization losses)."""
-    from tensorweave.ops import math_ops
     losses = get_losses(scope=scope)
     if add_regularization_losses:
         losses = losses + get_regularization_losses(scope=scope)

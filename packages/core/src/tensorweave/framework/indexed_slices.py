@@ -2,6 +2,7 @@
 one as an IndexedSlicesValue; ``ops/segment_ops.py`` converts one to a dense tensor (an UnsortedSegmentSum)."""
 
 from tensorweave.framework.tensor_conversion import register_fetch_conversion
+from tensorweave.framework.tensor_util import constant_value_as_shape
 
 
 class IndexedSlices:
@@ -33,7 +34,6 @@ class IndexedSlices:
         return self.values.device
 
     def get_shape(self):
-        from tensorweave.framework.tensor_util import constant_value_as_shape
         if self.dense_shape is None:
             return self.values.shape[:0].concatenate([None]).concatenate(self.values.shape[1:])
         return constant_value_as_shape(self.dense_shape)

@@ -6,7 +6,10 @@ from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
-from tensorweave.ops import init_ops, variable_scope as vs
+from tensorweave.ops import (
+    array_ops, concat_split_ops, cond as cond_ops, conv_ops, init_ops, matmul_ops, nn_ops, pooling_ops, shape_ops,
+    transpose_ops, variable_scope as vs,
+)
 
 __all__ = ["AveragePooling2D", "Conv2D", "Dense", "Dropout", "Flatten", "Layer", "MaxPooling2D", "average_pooling2d",
            "conv2d", "dense", "dropout", "flatten", "max_pooling2d"]
@@ -155,7 +158,6 @@ class Dense(Layer):
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
 
     def call(self, inputs):
-        from tensorweave.ops import concat_split_ops, matmul_ops, nn_ops, shape_ops
         rank = inputs.shape.ndims
         if rank == 2:
             outputs = matmul_ops.matmul(inputs, self.kernel)
@@ -210,7 +212,6 @@ class Conv2D(Layer):
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
 
     def call(self, inputs):
-        from tensorweave.ops import conv_ops, nn_ops
         outputs = conv_ops.conv2d(inputs, self.kernel, strides=self._spatial(self.strides), padding=self.padding,
                                   data_format=self.data_format, dilations=self._spatial(self.dilation_rate))
         if self.use_bias:
@@ -229,7 +230,6 @@ class _Pooling2D(Layer):
         self.data_format = _data_format(data_format)
 
     def call(self, inputs):
-        from tensorweave.ops import pooling_ops
         spatial = (lambda p: [1, *p, 1]) if self.data_format == "NHWC" else (lambda p: [1, 1, *p])
         return getattr(pooling_ops, self._op)(inputs, ksize=spatial(self.pool_size), strides=spatial(self.strides),
                                               padding=self.padding, data_format=self.data_format)
@@ -256,7 +256,6 @@ class Flatten(Layer):
         _data_format(self.data_format)
 
     def call(self, inputs):
-        from tensorweave.ops import concat_split_ops, shape_ops, transpose_ops
         if self.data_format == "channels_first" and inputs.shape.ndims and inputs.shape.ndims > 2:
             inputs = transpose_ops.transpose(inputs, [0] + list(range(2, inputs.shape.ndims)) + [1])
         rest = inputs.shape[1:]
@@ -277,14 +276,13 @@ class Dropout(Layer):
         self.rate, self.noise_shape, self.seed = rate, noise_shape, seed
 
     def call(self, inputs, training=False):
-        from tensorweave.ops import array_ops, control_flow_ops, nn_ops
 
         def dropped():
             return nn_ops.dropout(inputs, noise_shape=self.noise_shape, seed=self.seed, rate=self.rate)
         static = training if isinstance(training, (bool, np.bool_)) else constant_value(training)
         if static is not None:
             return dropped() if bool(static) else array_ops.identity(inputs)
-        return control_flow_ops.cond(training, dropped, lambda: array_ops.identity(inputs))
+        return cond_ops.cond(training, dropped, lambda: array_ops.identity(inputs))
 
 
 def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None,
@@ -323,4 +321,3 @@ def flatten(inputs, name=None, data_format="channels_last"):
 def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=None):
     """TF1's tf.layers.dropout: only drops when ``training`` (a bool or a bool tensor) is true."""
     return Dropout(rate, noise_shape, seed, name)(inputs, training=training)
-

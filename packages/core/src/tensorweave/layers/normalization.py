@@ -13,7 +13,7 @@ from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.layers.core import Layer
-from tensorweave.ops import init_ops
+from tensorweave.ops import cond as cond_ops, init_ops, math_ops, normalization_ops, shape_ops, unary_math_ops
 
 __all__ = ["BatchNormalization", "batch_normalization"]
 
@@ -69,7 +69,6 @@ class BatchNormalization(Layer):
                                                self.moving_variance_initializer, trainable=False)
 
     def call(self, inputs, training=False):
-        from tensorweave.ops import cond as cond_ops, math_ops, normalization_ops, shape_ops, unary_math_ops
         ndims = inputs.shape.ndims
         reduce_axes = [i for i in range(ndims) if i != self.axis]
         shape = [1] * ndims

@@ -10,7 +10,7 @@ from tensorweave import dtypes
 from tensorweave.framework import common_shapes, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
-from tensorweave.framework.tensor_conversion import numpy_value
+from tensorweave.framework.tensor_conversion import convert_to_tensor, numpy_value
 from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
 
 DEFS = OpDefList()
@@ -86,7 +86,6 @@ def _pwd_grad(op, grad):
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TF's argument name
-    from tensorweave.framework.tensor_conversion import convert_to_tensor
     value = convert_to_tensor(input)
     shape = tensor_shape.as_shape(shape)
     if not shape.is_compatible_with(value.shape):

@@ -14,6 +14,7 @@ OP_MODULES = (
     "tensorweave.ops.pad_tile_ops",
     "tensorweave.ops.slicing_ops",
     "tensorweave.ops.gather_ops",
+    "tensorweave.ops.mask_ops",
     "tensorweave.ops.control_flow_ops",
     "tensorweave.ops.data_flow_ops",
     "tensorweave.ops.accumulator_ops",

@@ -7,6 +7,9 @@ list of gradients from ``compute_gradients`` can be clipped as it is.
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import (
+    array_ops, comparison_ops, concat_split_ops, fill_ops, loss_ops, math_ops, reduction_ops, shape_ops, unary_math_ops,
+)
 
 __all__ = ["clip_by_average_norm", "clip_by_global_norm", "clip_by_norm", "global_norm"]
 
@@ -23,7 +26,6 @@ def _like(original, values):
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
     """``t * clip_norm / max(||t||_2, clip_norm)``, the L2 norm taken over ``axes`` (default: all)."""
-    from tensorweave.ops import array_ops, comparison_ops, fill_ops, math_ops, reduction_ops, unary_math_ops
     with graph_mod.name_scope(name, "clip_by_norm", [t, clip_norm]):
         values = _values(t, "t")
         l2sum = reduction_ops.reduce_sum(values * values, axes, keepdims=True)
@@ -43,7 +45,6 @@ def _check_sequence(t_list):
 
 def global_norm(t_list, name=None):
     """sqrt(sum of squared L2 norms) of the tensors in ``t_list`` (None entries ignored)."""
-    from tensorweave.ops import concat_split_ops, loss_ops, reduction_ops, unary_math_ops
     _check_sequence(t_list)
     present = [(i, t) for i, t in enumerate(t_list) if t is not None]
     with graph_mod.name_scope(name, "global_norm", [t for _, t in present]):
@@ -63,7 +64,6 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 
     When the global norm is inf or nan, every entry becomes nan (as TF1), so a broken step is visible.
     """
-    from tensorweave.ops import array_ops, math_ops, unary_math_ops
     _check_sequence(t_list)
     t_list = list(t_list)
     if use_norm is None:
@@ -88,7 +88,6 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 
 def clip_by_average_norm(t, clip_norm, name=None):
     """``t * clip_norm / max(||t||_2 / size(t), clip_norm)``: clipping by the L2 norm per element."""
-    from tensorweave.ops import array_ops, math_ops, reduction_ops, shape_ops, unary_math_ops
     with graph_mod.name_scope(name, "clip_by_average_norm", [t, clip_norm]):
         t = convert_to_tensor(t, name="t")
         n_element = unary_math_ops.cast(shape_ops.size(t), t.dtype)

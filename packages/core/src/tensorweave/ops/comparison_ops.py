@@ -5,7 +5,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.broadcast_gradient_ops import unbroadcast
+from tensorweave.ops import broadcast_gradient_ops, fill_ops, math_ops
 
 DEFS = OpDefList()
 
@@ -85,7 +85,6 @@ def _select_v2_shape(op):
 
 @SELECT.set_gradient
 def _select_grad(op, grad):
-    from tensorweave.ops import fill_ops
     condition, t, _ = op.inputs
     zeros = fill_ops.zeros_like(t)
     return [None, select(condition, grad, zeros), select(condition, zeros, grad)]
@@ -94,8 +93,8 @@ def _select_grad(op, grad):
 @SELECT_V2.set_gradient
 def _select_v2_grad(op, grad):
     condition, t, e = op.inputs
-    return [None, unbroadcast(where_v2(condition, grad, 0), t, condition, e),
-            unbroadcast(where_v2(condition, 0, grad), e, condition, t)]
+    return [None, broadcast_gradient_ops.unbroadcast(where_v2(condition, grad, 0), t, condition, e),
+            broadcast_gradient_ops.unbroadcast(where_v2(condition, 0, grad), e, condition, t)]
 
 
 def select(condition, x, y, name=None):
@@ -144,13 +143,13 @@ def _clip_by_value_shape(op):
 def _clip_by_value_grad(op, grad):
     """The gradient of TF's own composition maximum(minimum(t, max), min): ties go to t, and a NaN in t
     sends its gradient to clip_value_min (minimum and maximum give it to their other argument)."""
-    from tensorweave.ops import math_ops
     t, low, high = op.inputs
     under_high = less_equal(t, high)
     over_low = greater_equal(math_ops.minimum(t, high), low)
     return [where_v2(logical_and(under_high, over_low), grad, 0),
-            unbroadcast(where_v2(over_low, 0, grad), low, t, high),
-            unbroadcast(where_v2(logical_and(logical_not(under_high), over_low), grad, 0), high, t, low)]
+            broadcast_gradient_ops.unbroadcast(where_v2(over_low, 0, grad), low, t, high),
+            broadcast_gradient_ops.unbroadcast(where_v2(logical_and(logical_not(under_high), over_low), grad, 0),
+                                               high, t, low)]
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):

@@ -14,7 +14,9 @@ from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like, numpy_value
-from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
+from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape, register_constant_evaluator
+from tensorweave.ops import array_ops, fill_ops, gather_ops, math_ops, shape_ops, unary_math_ops
+from tensorweave.ops.array_ops import constant_from_numpy
 
 DEFS = OpDefList()
 
@@ -113,7 +115,6 @@ def _dense(grad):
 
 def _sizes_along(values, axis, rank):
     """Each input's size along ``axis``: a Python list when known while building, else a tensor."""
-    from tensorweave.ops import gather_ops, shape_ops
     static_axis = constant_int(axis)
     if static_axis is not None and rank is not None:
         static_axis %= rank
@@ -127,7 +128,6 @@ def _sizes_along(values, axis, rank):
 
 def _int32_axis(axis, values):
     """The concat axis as a non-negative int32 (Split's split_dim is int32)."""
-    from tensorweave.ops import math_ops, shape_ops, unary_math_ops
     static = constant_int(axis)
     rank = next((t.shape.ndims for t in values if t.shape.ndims is not None), None)
     if static is not None and rank is not None:
@@ -159,7 +159,6 @@ def concat(values, axis, name="concat"):
     if not isinstance(values, (list, tuple)):
         values = [values]
     if len(values) == 1:
-        from tensorweave.ops import array_ops
         value = convert_to_tensor(values[0])
         axis_rank = convert_to_tensor(axis).shape.ndims if is_tensor_like(axis) else np.ndim(axis)
         if axis_rank not in (None, 0):
@@ -229,7 +228,6 @@ def _split_v_shape(op):
     n = op.get_attr("num_split")
     sizes = None if known is None else [int(s) for s in np.asarray(known).reshape(-1)]
     if sizes is None:
-        from tensorweave.framework.tensor_util import constant_value_as_shape
         partial = constant_value_as_shape(size_splits)
         sizes = partial.as_list() if partial.ndims == n else [None] * n
     return _split_shapes(value, split_dim, n, sizes)
@@ -237,7 +235,6 @@ def _split_v_shape(op):
 
 def _filled(op, grads):
     """Output gradients with missing ones as zeros of their output's shape."""
-    from tensorweave.ops import fill_ops
     return [fill_ops.zeros_like(t) if g is None else _dense(g) for g, t in zip(grads, op.outputs)]
 
 
@@ -328,7 +325,6 @@ def stack(values, axis=0, name="stack"):
     if not holds_tensor(values):
         arr = numpy_value(values)
         axis = check_axis(axis, arr.ndim, "the stacked result")
-        from tensorweave.ops.array_ops import constant_from_numpy
         return constant_from_numpy(np.ascontiguousarray(np.moveaxis(arr, 0, axis)), name=name)
     return apply_op("Pack", [values], {"axis": axis}, name=name)
 

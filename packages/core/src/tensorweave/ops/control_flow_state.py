@@ -6,8 +6,7 @@ inside a loop must exist in every backward iteration).
 import contextlib
 
 from tensorweave import dtypes
-from tensorweave.ops import control_flow_ops as cf
-from tensorweave.ops import state_ops
+from tensorweave.ops import array_ops, control_flow_ops as cf, fill_ops, shape_ops, state_ops
 from tensorweave.ops.control_flow_context import (
     in_context, is_loop_exit, is_loop_switch, is_switch, while_context_of,
 )
@@ -88,7 +87,6 @@ class ControlFlowState:
 
     def zeros_like_for_exit(self, val):
         """A zero gradient for an unused loop Exit, built where gradients() runs (or the outer backward loop)."""
-        from tensorweave.ops import fill_ops, shape_ops
         forward = val.op._control_flow_context
         outer = forward.outer_context.get_while_context() if forward.outer_context is not None else None
         outer_state = self._map.get(outer) if outer is not None else None
@@ -110,7 +108,6 @@ class ControlFlowState:
 
     def zeros_like(self, op, index):
         """A zero gradient for output ``index`` of ``op``; call it in op's backward-loop context."""
-        from tensorweave.ops import fill_ops, shape_ops
         if is_loop_switch(op):
             return None
         state = self._map.get(while_context_of(op))
@@ -147,7 +144,6 @@ class ControlFlowState:
     def post_processing(self):
         """A loop variable whose next value does not depend on its current one gets a zero gradient
         for every iteration after the first."""
-        from tensorweave.ops import fill_ops
         for state in self._map.values():
             for back_merge in state.switch_map.values():
                 if back_merge.op.inputs[0] is back_merge.op.inputs[1]:
@@ -159,7 +155,6 @@ class ControlFlowState:
 def zeros_like_outside_loops(op, index):
     """A zero gradient for an output of ``op``; for a cond Switch, live exactly when that side is, so that
     merged with the taken side's gradient it gives a live gradient whichever branch runs."""
-    from tensorweave.ops import array_ops, fill_ops, shape_ops
     val = op.outputs[index]
     ctx = op._control_flow_context
     if is_switch(op) and ctx is not None and ctx.is_cond_context():
@@ -173,7 +168,6 @@ def zeros_like_outside_loops(op, index):
 
 
 def _zeros_like(val):
-    from tensorweave.ops import fill_ops
     return state_ops.zeros_like_value(val) if val.dtype is dtypes.resource else fill_ops.zeros_like(val)
 
 

@@ -6,6 +6,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value_as_shape
+from tensorweave.ops import shape_ops
 from tensorweave.ops.window_geometry import (
     channel_axis, expand_spatial, padding_attrs, spatial_axes, spatial_paddings, spatial_params, window_geometry)
 
@@ -80,7 +81,6 @@ def _conv_attrs(op):
 
 
 def _shape_of(t):
-    from tensorweave.ops import shape_ops
     return shape_ops.shape(t, out_type=dtypes.int32)
 
 
@@ -141,7 +141,6 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
            name=None, input=None, dilations=None):  # noqa: A002
     """1-D convolution of a [batch, width, in] ("NWC") or [batch, in, width] ("NCW") tensor by a
     [width, in, out] filter: a conv2d over a height of 1, as TF does it."""
-    from tensorweave.ops import shape_ops
     value = _pick("value", value, input, "input")
     if value is None or filters is None or stride is None or padding is None:
         raise TypeError("conv1d needs value, filters, stride and padding")

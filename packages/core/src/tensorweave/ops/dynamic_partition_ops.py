@@ -8,6 +8,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import gather_ops, range_ops, reduction_ops, segment_ops, shape_ops
 
 DEFS = OpDefList()
 
@@ -56,7 +57,6 @@ def _dynamic_stitch_shape(op):
 @DYNAMIC_PARTITION.set_gradient
 def _dynamic_partition_grad(op, *grads):
     """Partitions the positions of data's rows the same way, then stitches the gradients back by position."""
-    from tensorweave.ops import range_ops, reduction_ops, shape_ops
     data, partitions = op.inputs
     prefix_shape = shape_ops.shape(partitions)
     positions = shape_ops.reshape(range_ops.range(reduction_ops.reduce_prod(prefix_shape)), prefix_shape)
@@ -67,7 +67,6 @@ def _dynamic_partition_grad(op, *grads):
 
 @DYNAMIC_STITCH.set_gradient
 def _dynamic_stitch_grad(op, grad):
-    from tensorweave.ops import gather_ops, segment_ops, shape_ops
     n = op.get_attr("N")
     if isinstance(grad, IndexedSlices):
         grad = segment_ops.unsorted_segment_sum(grad.values, grad.indices, shape_ops.shape(op.outputs[0])[0])

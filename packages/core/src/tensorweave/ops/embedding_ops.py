@@ -9,13 +9,16 @@ import numpy as np
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import (
+    clip_ops, comparison_ops, concat_split_ops, dynamic_partition_ops, gather_ops, math_ops, range_ops, shape_ops,
+    unary_math_ops,
+)
 
 __all__ = ["embedding_lookup"]
 
 
 def _gather(params, ids):
     """A resource variable reads only the rows asked for; anything else goes through Gather."""
-    from tensorweave.ops import gather_ops
     if hasattr(params, "sparse_read"):
         return params.sparse_read(ids)
     return gather_ops.gather(params, ids)
@@ -23,14 +26,12 @@ def _gather(params, ids):
 
 def _rows(params):
     """The number of rows of a shard, as an int where it is static."""
-    from tensorweave.ops import shape_ops
     rows = tensor_shape.as_shape(params.shape)[0].value if params.shape.ndims else None
     return rows if rows is not None else shape_ops.shape(params)[0]
 
 
 def _clip_rows(embeddings, ids, max_norm):
     """Scales each looked-up row to L2 norm at most ``max_norm`` (over its non-id dimensions)."""
-    from tensorweave.ops import clip_ops
     if max_norm is None:
         return embeddings
     ids_rank, rank = ids.shape.ndims, embeddings.shape.ndims
@@ -41,7 +42,6 @@ def _clip_rows(embeddings, ids, max_norm):
 
 def _div_assignments(flat_ids, params):
     """TF1's 'div' strategy: contiguous id ranges, the first (total % shards) shards one row larger."""
-    from tensorweave.ops import comparison_ops, math_ops, unary_math_ops
     shards = len(params)
     sizes = [_rows(p) for p in params]
     if all(isinstance(s, int) for s in sizes):
@@ -67,7 +67,6 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
     ``ids`` may have any shape; the result has shape ``ids.shape + params.shape[1:]``. With ``mod``, id i
     lives in shard i % n at row i // n; with ``div``, ids are split into contiguous ranges.
     """
-    from tensorweave.ops import concat_split_ops, dynamic_partition_ops, range_ops, shape_ops, unary_math_ops
     if partition_strategy not in ("mod", "div"):
         raise ValueError(f"embedding_lookup: partition_strategy must be 'mod' or 'div', got {partition_strategy!r}")
     shards = list(params) if isinstance(params, (list, tuple)) or hasattr(params, "_get_variable_list") else [params]

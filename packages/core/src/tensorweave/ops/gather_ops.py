@@ -3,7 +3,7 @@
 A gather along axis 0 gets an IndexedSlices gradient (only the rows read are touched, which optimizers and
 embedding lookups rely on); other axes and batch dims get a dense gradient summed with UnsortedSegmentSum.
 Indices outside the valid range fail at run time with InvalidArgumentError (never numpy's wrap-around).
-The one-hot, mask and unique ops live in ``mask_ops`` and are part of this namespace.
+The one-hot, mask and unique ops live in ``mask_ops``.
 """
 
 import numpy as np
@@ -11,16 +11,20 @@ import numpy as np
 from tensorweave import dtypes
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.graph import name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import (
     constant_value, constant_value_as_shape, register_constant_evaluator,
 )
+from tensorweave.ops import (
+    concat_split_ops, math_ops, range_ops, reduction_ops, segment_ops, shape_ops, transpose_ops, unary_math_ops,
+)
 
 DEFS = OpDefList()
 
-_OWN = ["gather", "gather_nd", "scatter_nd"]
+__all__ = ["gather", "gather_nd", "scatter_nd"]
 
 _INDICES = "Tindices: {int32, int64}"
 
@@ -147,13 +151,11 @@ def _shape_vector(t, dtype=dtypes.int32):
     """t's shape as a 1-D tensor: a constant when known while building."""
     if t.shape.is_fully_defined():
         return convert_to_tensor(np.asarray(t.shape.as_list(), dtype.as_numpy_dtype))
-    from tensorweave.ops import shape_ops
     return shape_ops.shape(t, out_type=dtype)
 
 
 def _rows_gradient(params, indices, grad):
     """IndexedSlices for a gather of rows: values = the output gradient with the index dims flattened."""
-    from tensorweave.ops import concat_split_ops, shape_ops
     params_shape = _shape_vector(params)
     grad = convert_to_tensor(grad)
     if indices.shape.ndims != 1:
@@ -171,9 +173,6 @@ def _dense_gather_gradient(params, indices, grad, axis, batch_dims):
     UnsortedSegmentSum sums every batch; the result [B, A, O, I] is transposed back to [B, O, A, I].
     ``axis`` and the rank may be Python ints or int32 tensors.
     """
-    from tensorweave.ops import (
-        concat_split_ops, range_ops, reduction_ops, segment_ops, shape_ops, transpose_ops, unary_math_ops,
-    )
     params_shape = _shape_vector(params)
     rank = params.shape.ndims if params.shape.ndims is not None else shape_ops.rank(params)
     b = batch_dims
@@ -206,13 +205,11 @@ def _vec(value):
     """[value] for an int, a 1-vector for a scalar tensor."""
     if isinstance(value, int):
         return [value]
-    from tensorweave.ops import shape_ops
     return shape_ops.reshape(value, [1])
 
 
 def _normalized_axis(op, params):
     """(axis, batch_dims) of a GatherV2 as non-negative values: ints where known, an int32 tensor otherwise."""
-    from tensorweave.ops import math_ops, shape_ops, unary_math_ops
     batch_dims = op.get_attr("batch_dims")
     if batch_dims < 0:
         batch_dims += op.inputs[1].shape.ndims
@@ -283,8 +280,6 @@ def gather_nd(params, indices, name=None, batch_dims=0):
 
 def _batch_gather_nd(params, indices, batch_dims, name):
     """gather_nd with batch dims: each index vector is prefixed with its flat batch number."""
-    from tensorweave.framework.graph import name_scope
-    from tensorweave.ops import concat_split_ops, range_ops, reduction_ops, shape_ops
     if batch_dims < 0 or (indices.shape.ndims is not None and batch_dims >= indices.shape.ndims):
         raise ValueError(f"gather_nd: batch_dims must be in [0, rank(indices) - 1), got {batch_dims} for indices "
                          f"of shape {indices.shape}")
@@ -324,12 +319,3 @@ def scatter_nd(indices, updates, shape, name=None):
     indices = convert_to_tensor(indices, name="indices")
     shape = convert_to_tensor(shape, dtype=None if hasattr(shape, "dtype") else indices.dtype, name="shape")
     return apply_op("ScatterNd", [indices, updates, shape], name=name or "ScatterNd")
-
-
-# ---- one-hot, masks and unique ---------------------------------------------------------------------------------------
-from tensorweave.ops import mask_ops  # noqa: E402
-from tensorweave.ops.mask_ops import *  # noqa: E402,F401,F403
-
-DEFS.extend(mask_ops.DEFS)
-
-__all__ = _OWN + mask_ops.__all__

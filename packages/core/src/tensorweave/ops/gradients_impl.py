@@ -13,6 +13,9 @@ from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import concat_split_ops, control_flow_ops, control_flow_state, fill_ops, math_ops
+from tensorweave.ops.control_flow_context import is_loop_exit, is_loop_switch
+from tensorweave.ops.control_flow_state import is_trainable
 
 __all__ = ["gradients", "RegisterGradient", "NotDifferentiable", "NoGradient", "stop_gradient_ops",
            "AggregationMethod"]
@@ -116,7 +119,6 @@ def aggregate(grads, name="AddN"):
         return None
     if len(grads) == 1:
         return grads[0]
-    from tensorweave.ops import concat_split_ops, math_ops
     if all(isinstance(g, IndexedSlices) for g in grads):
         return IndexedSlices(concat_split_ops.concat([g.values for g in grads], 0),
                              concat_split_ops.concat([g.indices for g in grads], 0), grads[0].dense_shape)
@@ -131,7 +133,6 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     Through ``tf.cond`` the gradient flows along the taken branch only; through ``tf.while_loop`` it
     runs a backward loop over the forward iterations in reverse (see ops/loop_grad_state.py).
     """
-    from tensorweave.ops import fill_ops
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
     # Objects such as resource variables say which tensor their gradient is taken against.
     xs = [x._gradient_target() if hasattr(x, "_gradient_target") else x for x in _as_list(xs)]
@@ -168,7 +169,6 @@ class _Backprop:
     """One reverse sweep: ops become ready when all their consumers between xs and ys are done."""
 
     def __init__(self, graph, ys, xs, stops, grads, colocate, gate):
-        from tensorweave.ops import control_flow_state
         self.graph, self.stops, self.grads, self.colocate, self.gate = graph, stops, grads, colocate, gate
         self.between_list, self.between = _between_ops(ys, xs, stops)
         self.loop_state = control_flow_state.maybe_create(self.between_list, self.between,
@@ -211,7 +211,6 @@ class _Backprop:
             self.loop_state.post_processing()
 
     def _call_gradient(self, op, out_grads):
-        from tensorweave.ops import control_flow_ops, control_flow_state
         grad_fn = get_gradient_function(op)
         if grad_fn is NOT_DIFFERENTIABLE:
             return [None] * len(op.inputs)
@@ -253,7 +252,6 @@ class _Backprop:
             self.grads[t].append(g)
 
     def _update_pending(self, op):
-        from tensorweave.ops.control_flow_context import is_loop_exit, is_loop_switch
         for t in op.inputs:
             if t.op not in self.between:
                 continue
@@ -276,7 +274,6 @@ class _Backprop:
                 self.queue.append(t.op)
 
     def _seed_unused_exit(self, y):
-        from tensorweave.ops.control_flow_state import is_trainable
         if is_trainable(y):
             self.grads[y] = [self.loop_state.zeros_like_for_exit(y)]
         self.queue.append(y.op)

@@ -9,6 +9,9 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import (
+    array_ops, concat_split_ops, math_ops, nn_ops, reduction_ops, shape_ops, transpose_ops, unary_math_ops,
+)
 
 DEFS = OpDefList()
 
@@ -29,20 +32,17 @@ LOG_SOFTMAX = DEFS.define("LogSoftmax", inputs=["logits: T"], outputs=["logsoftm
 
 @SOFTMAX.set_gradient
 def _softmax_grad(op, grad):
-    from tensorweave.ops import reduction_ops
     y = op.outputs[0]
     return [(grad - reduction_ops.reduce_sum(grad * y, -1, keepdims=True)) * y]
 
 
 @LOG_SOFTMAX.set_gradient
 def _log_softmax_grad(op, grad):
-    from tensorweave.ops import reduction_ops, unary_math_ops
     return [grad - reduction_ops.reduce_sum(grad, -1, keepdims=True) * unary_math_ops.exp(op.outputs[0])]
 
 
 def _along_last_axis(op_type, logits, axis, name):
     """TF's Softmax ops work on the last axis; another axis is swapped to the end and back."""
-    from tensorweave.ops import transpose_ops
     logits = convert_to_tensor(logits, name="logits")
     rank = logits.shape.ndims
     axis = -1 if axis is None else int(axis)
@@ -117,7 +117,6 @@ def _is_zero(t):
 
 def _xent_grad(op, grad_loss, grad_backprop):
     """d/dlogits of the loss, plus the second-order term when the backprop output was used downstream."""
-    from tensorweave.ops import reduction_ops, shape_ops
     grad = shape_ops.expand_dims(grad_loss, -1) * op.outputs[1]
     if not _is_zero(grad_backprop):
         probs = apply_op("Softmax", [op.inputs[0]], name="Softmax")
@@ -127,7 +126,6 @@ def _xent_grad(op, grad_loss, grad_backprop):
 
 @SOFTMAX_XENT.set_gradient
 def _softmax_xent_grad(op, grad_loss, grad_backprop):
-    from tensorweave.ops import shape_ops
     log_probs = apply_op("LogSoftmax", [op.inputs[0]], name="LogSoftmax")
     return [_xent_grad(op, grad_loss, grad_backprop), shape_ops.expand_dims(grad_loss, -1) * -log_probs]
 
@@ -152,7 +150,6 @@ def _labels_logits(sentinel, labels, logits, fn_name):
 
 def _moved_last_and_flattened(t, axis):
     """``t`` with ``axis`` moved last, reshaped to [-1, classes]; and its shape without the class axis."""
-    from tensorweave.ops import concat_split_ops, shape_ops, transpose_ops
     rank = t.shape.ndims
     if axis not in (-1, None) and not (rank is not None and axis == rank - 1):
         if rank is None:
@@ -175,7 +172,6 @@ def _moved_last_and_flattened(t, axis):
 
 
 def _restore_outer(loss, outer):
-    from tensorweave.ops import shape_ops
     if outer is None:
         return loss
     outer_tensor, static = outer
@@ -187,7 +183,6 @@ def _restore_outer(loss, outer):
 def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, dim=None, name=None, axis=None):
     """Per-example -sum(labels * log_softmax(logits)) along the class axis (``axis`` or TF1's ``dim``; default
     the last); gradients reach labels too."""
-    from tensorweave.ops import unary_math_ops
     logits, labels = _labels_logits(_sentinel, labels, logits, "softmax_cross_entropy_with_logits_v2")
     axis = _axis(axis, dim)
     with graph_mod.name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]):
@@ -210,7 +205,6 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
 
     TF's own v1 function refuses ``axis=`` (its ``dim=-1`` default counts as given); here either works.
     """
-    from tensorweave.ops import array_ops
     logits, labels = _labels_logits(_sentinel, labels, logits, "softmax_cross_entropy_with_logits")
     labels = array_ops.stop_gradient(convert_to_tensor(labels, dtype=logits.dtype if not hasattr(labels, "dtype")
                                                         else None, name="labels"))
@@ -219,7 +213,6 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
 
 def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
     """Per-example -log_softmax(logits)[label]; ``labels`` are class indices (int32/int64) of rank one less."""
-    from tensorweave.ops import shape_ops
     logits, labels = _labels_logits(_sentinel, labels, logits, "sparse_softmax_cross_entropy_with_logits")
     with graph_mod.name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [logits, labels]):
         labels = convert_to_tensor(labels, name="labels")
@@ -258,7 +251,6 @@ def _same_shape(labels, logits, fn_name):
 
 def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
     """Elementwise logistic loss, stable for any logit: (1 - z) * x + softplus(-x)."""
-    from tensorweave.ops import math_ops, nn_ops, unary_math_ops
     logits, labels = _labels_logits(_sentinel, labels, logits, "sigmoid_cross_entropy_with_logits")
     with graph_mod.name_scope(name, "logistic_loss", [logits, labels]):
         labels, logits = _same_shape(labels, logits, "sigmoid_cross_entropy_with_logits")
@@ -267,7 +259,6 @@ def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
 
 def weighted_cross_entropy_with_logits(targets=None, logits=None, pos_weight=None, name=None, labels=None):
     """The logistic loss with positives weighted by ``pos_weight``: (1 - z) * x + (1 + (q - 1) z) softplus(-x)."""
-    from tensorweave.ops import math_ops, nn_ops, unary_math_ops
     if targets is not None and labels is not None:
         raise ValueError("weighted_cross_entropy_with_logits: pass only one of targets= and labels=")
     targets = targets if targets is not None else labels

@@ -11,8 +11,8 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
-from tensorweave.ops import comparison_ops, unary_math_ops
-from tensorweave.ops.broadcast_gradient_ops import unbroadcast
+from tensorweave.ops import broadcast_gradient_ops, comparison_ops, unary_math_ops
+from tensorweave.ops.array_ops import identity
 
 DEFS = OpDefList()
 
@@ -69,7 +69,7 @@ sub, mul, floor_div, mod, divide_no_nan = subtract, multiply, floordiv, floormod
 def _to_inputs(op, grad_x, grad_y):
     """Gradients for the broadcast output of ``op``, summed back to the shapes of x and y."""
     x, y = op.inputs
-    return [unbroadcast(grad_x, x, y), unbroadcast(grad_y, y, x)]
+    return [broadcast_gradient_ops.unbroadcast(grad_x, x, y), broadcast_gradient_ops.unbroadcast(grad_y, y, x)]
 
 
 ADD.set_gradient(lambda op, grad: _to_inputs(op, grad, grad))
@@ -218,7 +218,6 @@ def add_n(inputs, name=None):
     inputs = [convert_to_tensor(t) for t in inputs]
     if len(inputs) == 1:
         if name:
-            from tensorweave.ops.array_ops import identity
             return identity(inputs[0], name=name)
         return inputs[0]
     return apply_op("AddN", [inputs], name=name or "AddN")

@@ -7,7 +7,9 @@ of complex operands are conjugate transposes. Batch gradients are summed back ov
 from tensorweave.framework import common_shapes, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
+from tensorweave.ops import unary_math_ops
 from tensorweave.ops.broadcast_gradient_ops import unbroadcast
+from tensorweave.ops.math_ops import as_same_dtype_tensors
 
 DEFS = OpDefList()
 
@@ -37,7 +39,6 @@ def _matmul_shape(op):
 
 
 def _conj(t):
-    from tensorweave.ops import unary_math_ops
     return unary_math_ops.conj(t)
 
 
@@ -112,7 +113,6 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     ``adjoint_*`` conjugate-transposes (the same as ``transpose_*`` for real types). The sparsity hints are
     accepted and do not change the result.
     """
-    from tensorweave.ops.math_ops import as_same_dtype_tensors
     for side, t, adj in (("a", transpose_a, adjoint_a), ("b", transpose_b, adjoint_b)):
         if t and adj:
             raise ValueError(f"matmul: only one of transpose_{side} and adjoint_{side} can be True")

@@ -12,6 +12,10 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import (
+    comparison_ops, concat_split_ops, fill_ops, math_ops, matmul_ops, random_ops, reduction_ops, shape_ops,
+    unary_math_ops,
+)
 
 DEFS = OpDefList()
 
@@ -72,7 +76,6 @@ def _output_based_grad_grad(backward):
     """EluGrad/SeluGrad(dy, y) are dy * (y + c) for y < 0 and linear in dy alone otherwise: d/dy is dy or 0."""
     @backward.set_gradient
     def _grad(op, grad):
-        from tensorweave.ops import comparison_ops, unary_math_ops
         dy, y = op.inputs
         negative = unary_math_ops.cast(comparison_ops.less(y, 0), y.dtype)
         return [apply_op(op.type, [grad, y], name=op.type), grad * dy * negative]
@@ -84,7 +87,6 @@ _output_based_grad_grad(SELU_GRAD)
 
 @SOFTPLUS_GRAD.set_gradient
 def _softplus_grad_grad(op, grad):
-    from tensorweave.ops import unary_math_ops
     dy, x = op.inputs
     # d/dx sigmoid(x) = 1 / (exp(-x) + 2 + exp(x))
     return [apply_op("SoftplusGrad", [grad, x], name="SoftplusGrad"),
@@ -93,7 +95,6 @@ def _softplus_grad_grad(op, grad):
 
 @SOFTSIGN_GRAD.set_gradient
 def _softsign_grad_grad(op, grad):
-    from tensorweave.ops import unary_math_ops
     dy, x = op.inputs
     denominator = 1 + unary_math_ops.abs(x)
     return [apply_op("SoftsignGrad", [grad, x], name="SoftsignGrad"),
@@ -130,7 +131,6 @@ def leaky_relu(features, alpha=0.2, name=None):
 
 def crelu(features, name=None, axis=-1):
     """Concatenated ReLU: relu(x) and relu(-x) side by side along ``axis`` (doubling its size)."""
-    from tensorweave.ops import concat_split_ops, unary_math_ops
     with graph_mod.name_scope(name, "CRelu", [features]):
         features = convert_to_tensor(features)
         both = concat_split_ops.concat([features, unary_math_ops.negative(features)], axis)
@@ -179,7 +179,6 @@ def _bias_add_grad(op, grad):
 
 @BIAS_ADD_GRAD.set_gradient
 def _bias_add_grad_grad(op, grad):
-    from tensorweave.ops import fill_ops
     # Broadcasting the channel gradient back over out_backprop's shape is a BiasAdd onto zeros.
     zeros = fill_ops.zeros_like(op.inputs[0])
     return [apply_op("BiasAdd", [zeros, grad], {"data_format": op.get_attr("data_format")}, name="BiasAdd")]
@@ -192,7 +191,6 @@ def bias_add(value, bias, data_format=None, name=None):
 
 def xw_plus_b(x, weights, biases, name=None):
     """matmul(x, weights) + biases: a dense layer's pre-activation (TF1's ``tf.nn.xw_plus_b``)."""
-    from tensorweave.ops import matmul_ops
     with graph_mod.name_scope(name, "xw_plus_b", [x, weights, biases]):
         return bias_add(matmul_ops.matmul(x, weights), biases)
 
@@ -205,7 +203,6 @@ def relu_layer(x, weights, biases, name=None):
 
 def zero_fraction(value, name=None):
     """The fraction of zeros in ``value`` (float32), e.g. to summarize how sparse ReLU outputs are."""
-    from tensorweave.ops import comparison_ops, reduction_ops, unary_math_ops
     with graph_mod.name_scope(name, "zero_fraction", [value]):
         value = convert_to_tensor(value, name="value")
         return reduction_ops.reduce_mean(unary_math_ops.cast(comparison_ops.equal(value, 0), dtypes.float32))
@@ -218,7 +215,6 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
     Built from random_uniform and floor, so its gradient flows through the kept elements. ``keep_prob``
     may be a tensor (a placeholder fed 1.0 at evaluation time); ``rate`` is 1 - keep_prob.
     """
-    from tensorweave.ops import math_ops, random_ops, shape_ops, unary_math_ops
     with graph_mod.name_scope(name, "dropout", [x]):
         x = convert_to_tensor(x, name="x")
         if not x.dtype.is_floating:

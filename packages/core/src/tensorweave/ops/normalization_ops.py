@@ -6,6 +6,7 @@ from tensorweave.framework import common_shapes, graph as graph_mod
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import array_ops, math_ops, reduction_ops, shape_ops, unary_math_ops
 
 DEFS = OpDefList()
 
@@ -14,7 +15,6 @@ __all__ = ["l2_normalize", "moments", "batch_normalization", "local_response_nor
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     """x / sqrt(max(sum(x ** 2, axis), epsilon)): unit L2 norm along ``axis`` (all axes if None)."""
-    from tensorweave.ops import math_ops, reduction_ops, unary_math_ops
     if axis is not None and dim is not None and axis != dim:
         raise ValueError(f"l2_normalize: pass only one of axis= and dim= (got {axis} and {dim})")
     axis = axis if axis is not None else dim
@@ -30,7 +30,6 @@ def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
 
     ``shift`` is accepted for TF1 compatibility and unused, as in TF1's own implementation.
     """
-    from tensorweave.ops import array_ops, math_ops, reduction_ops, shape_ops, unary_math_ops
     if keep_dims is not None and keepdims is not None and bool(keep_dims) != bool(keepdims):
         raise ValueError("moments: keep_dims and keepdims disagree")
     keep = bool(keep_dims if keep_dims is not None else keepdims)
@@ -52,7 +51,6 @@ def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
 
 def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
     """scale * (x - mean) / sqrt(variance + variance_epsilon) + offset, with offset/scale optional (None)."""
-    from tensorweave.ops import unary_math_ops
     with graph_mod.name_scope(name, "batchnorm", [x, mean, variance, scale, offset]):
         x = convert_to_tensor(x, name="x")
         inv = unary_math_ops.rsqrt(variance + variance_epsilon)

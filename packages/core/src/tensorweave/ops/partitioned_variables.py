@@ -10,6 +10,7 @@ import math
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.tensor_conversion import register_tensor_conversion_function
+from tensorweave.ops import array_ops, concat_split_ops, control_flow_ops
 
 __all__ = ["fixed_size_partitioner", "min_max_variable_partitioner", "variable_axis_size_partitioner"]
 
@@ -130,7 +131,6 @@ class PartitionedVariable:
 
     def as_tensor(self):
         """All shards concatenated into one tensor (a fresh read of each)."""
-        from tensorweave.ops import array_ops, concat_split_ops
         values = [v.value() for v in self._variable_list]
         if len(values) == 1:
             with graph_mod.name_scope(None):
@@ -143,7 +143,6 @@ class PartitionedVariable:
     def assign(self, value, use_locking=None, name=None, read_value=True):
         """Assigns a full value (split along the partition axis), a list of shard values, or another
         PartitionedVariable shard by shard."""
-        from tensorweave.ops import concat_split_ops, control_flow_ops
         if isinstance(value, PartitionedVariable):
             parts = list(value)
         elif isinstance(value, list):

@@ -9,11 +9,15 @@ input shape and axes are known while building, with Shape/DynamicStitch otherwis
 import numpy as np
 
 from tensorweave import dtypes
-from tensorweave.framework import common_shapes, tensor_shape
+from tensorweave.framework import common_shapes, graph as graph_mod, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import (
+    array_ops, comparison_ops, concat_split_ops, cumulative_ops, dynamic_partition_ops, fill_ops, gather_ops, math_ops,
+    pad_tile_ops, range_ops, segment_ops, shape_ops, transpose_ops, unary_math_ops,
+)
 
 DEFS = OpDefList()
 
@@ -70,7 +74,6 @@ def _layout(op):
     """(kept, multiples, count) of reduction ``op``: the output shape with reduced axes as 1, how often each
     output entry repeats along each input axis, and the entries per output entry; Python values where the
     shapes known while building decide them, tensors otherwise."""
-    from tensorweave.ops import shape_ops
     x = op.inputs[0]
     static = _static_axes(op)
     if static is None or x.shape.ndims is None:
@@ -94,7 +97,6 @@ def _layout(op):
 def _run_time_axes(op):
     """(input shape, rank, reduced axes made non-negative) as tensors, for axes or a rank known only at run
     time. The modulus is max(rank, 1): a scalar (rank 0) has no axes to reduce, and must not divide by 0."""
-    from tensorweave.ops import math_ops, shape_ops, unary_math_ops
     x, axes = op.inputs
     input_shape = shape_ops.shape(x)
     rank = shape_ops.size(input_shape)
@@ -104,7 +106,6 @@ def _run_time_axes(op):
 
 def _dynamic_layout(op):
     """_layout for axes or a rank known only at run time (TF's DynamicStitch construction)."""
-    from tensorweave.ops import dynamic_partition_ops, fill_ops, math_ops, range_ops, shape_ops
     input_shape, rank, axes = _run_time_axes(op)
     kept = dynamic_partition_ops.dynamic_stitch([range_ops.range(rank), axes],
                                                 [input_shape, fill_ops.fill(shape_ops.shape(axes), 1)])
@@ -114,7 +115,6 @@ def _dynamic_layout(op):
 
 def _with_kept_dims(op, value, kept):
     """An output-shaped ``value`` reshaped so the reduced axes are there with size 1."""
-    from tensorweave.ops import shape_ops
     if op.get_attr("keep_dims") or (isinstance(kept, list) and value.shape.ndims is not None and
                                     value.shape.as_list() == kept):
         return value
@@ -123,7 +123,6 @@ def _with_kept_dims(op, value, kept):
 
 def _spread(op, grad, layout):
     """The output gradient repeated over every input entry it summarizes (reshape, then tile)."""
-    from tensorweave.ops import pad_tile_ops
     kept, multiples, _ = layout
     grad = _with_kept_dims(op, grad, kept)
     if isinstance(multiples, list) and all(m == 1 for m in multiples):
@@ -136,7 +135,6 @@ SUM.set_gradient(lambda op, grad: [_spread(op, grad, _layout(op)), None])
 
 @MEAN.set_gradient
 def _mean_grad(op, grad):
-    from tensorweave.ops import math_ops, unary_math_ops
     layout = _layout(op)
     count = layout[2]
     count = max(count, 1) if isinstance(count, int) else unary_math_ops.cast(math_ops.maximum(count, 1), grad.dtype)
@@ -145,7 +143,6 @@ def _mean_grad(op, grad):
 
 def _min_max_grad(op, grad):
     """Split equally among the entries that attain the extreme (TF's rule for ties)."""
-    from tensorweave.ops import comparison_ops, math_ops, unary_math_ops
     x, axes = op.inputs
     kept = _layout(op)[0]
     extreme = _with_kept_dims(op, op.outputs[0], kept)
@@ -163,7 +160,6 @@ def _prod_grad(op, grad):
     """Products of all other entries of each reduced group, via exclusive cumprods from both ends (so zeros
     in the input are exact): the reduced axes are moved to the front and flattened into one. Both sizes of
     the flattened matrix are given, so a zero-size input reshapes too (its gradient is empty)."""
-    from tensorweave.ops import concat_split_ops, cumulative_ops, shape_ops, transpose_ops, unary_math_ops
     x = op.inputs[0]
     spread = _spread(op, grad, _layout(op))
     perm, inverse, reduced_size, other_size = _reduced_axes_first(op)
@@ -180,9 +176,6 @@ def _prod_grad(op, grad):
 def _reduced_axes_first(op):
     """(perm, inverse perm, number of reduced entries, number of other entries) moving the reduced axes to
     the front; Python values where the static shape decides them, tensors otherwise."""
-    from tensorweave.ops import (
-        comparison_ops, concat_split_ops, fill_ops, gather_ops, range_ops, segment_ops, shape_ops, unary_math_ops,
-    )
     x = op.inputs[0]
     static = _static_axes(op)
     if static is not None and x.shape.ndims is not None:
@@ -203,7 +196,6 @@ def _reduced_axes_first(op):
 
 def _size_of(x, axes):
     """The number of entries of ``x`` along ``axes`` (static indices): an int if known, else a tensor."""
-    from tensorweave.ops import gather_ops, shape_ops
     dims = [x.shape.as_list()[a] for a in axes]
     if None not in dims:
         return int(np.prod(dims, dtype=np.int64))
@@ -219,7 +211,6 @@ def _resolve(new, old, new_name, old_name, default):
 
 
 def _all_axes(x):
-    from tensorweave.ops import range_ops, shape_ops
     if x.shape.ndims is not None:
         return list(range(x.shape.ndims))
     return range_ops.range(0, shape_ops.rank(x))
@@ -256,7 +247,6 @@ reduce_any = _reducer("Any", "reduce_any", "Logical OR")
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
     """log(sum(exp(x))) over ``axis``, computed stably: the (finite) maximum is subtracted first."""
-    from tensorweave.ops import array_ops, comparison_ops, math_ops, shape_ops, unary_math_ops
     axis = _resolve(axis, reduction_indices, "axis", "reduction_indices", None)
     keepdims = bool(_resolve(keepdims, keep_dims, "keepdims", "keep_dims", False))
     x = convert_to_tensor(input_tensor, name="input_tensor")
@@ -271,8 +261,6 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reductio
 
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
     """The mean squared deviation from the mean over ``axis`` (TF 1.15's tf.math.reduce_variance)."""
-    from tensorweave.framework import graph as graph_mod
-    from tensorweave.ops import unary_math_ops
     with graph_mod.name_scope(name or "reduce_variance"):
         x = convert_to_tensor(input_tensor, name="input_tensor")
         deviations = x - reduce_mean(x, axis, keepdims=True)
@@ -282,8 +270,6 @@ def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
 
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     """The standard deviation over ``axis``: sqrt(reduce_variance), so its gradient is NaN where it is 0."""
-    from tensorweave.framework import graph as graph_mod
-    from tensorweave.ops import unary_math_ops
     with graph_mod.name_scope(name or "reduce_std"):
         return unary_math_ops.sqrt(reduce_variance(input_tensor, axis, keepdims))
 
@@ -291,7 +277,6 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
 def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=dtypes.int64, name=None, reduction_indices=None,
                   keep_dims=None):
     """The number of nonzero (True, non-empty) entries over ``axis``, as ``dtype``."""
-    from tensorweave.ops import comparison_ops, unary_math_ops
     x = convert_to_tensor(input_tensor, name="input_tensor")
     zero = False if x.dtype.is_bool else b"" if x.dtype == dtypes.string else 0
     nonzero = unary_math_ops.cast(comparison_ops.not_equal(x, zero), dtypes.int64)

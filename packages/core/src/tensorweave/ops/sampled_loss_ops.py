@@ -8,23 +8,22 @@ cross-entropy, as TF1's ``_compute_sampled_logits``.
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import (
+    array_ops, candidate_sampling_ops, concat_split_ops, embedding_ops, fill_ops, loss_ops, matmul_ops, reduction_ops,
+    segment_ops, shape_ops, unary_math_ops,
+)
 
 __all__ = ["nce_loss", "sampled_softmax_loss"]
 
 
 def _dims(*dims):
     """A shape argument: a plain list while every entry is a Python int, else a packed tensor."""
-    from tensorweave.ops import concat_split_ops
     return list(dims) if all(isinstance(d, int) for d in dims) else concat_split_ops.stack(list(dims))
 
 
 def _compute_sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes, num_true, sampled_values,
                             subtract_log_q, remove_accidental_hits, partition_strategy, seed):
     """(logits, labels) over [true classes, sampled classes] for each example."""
-    from tensorweave.ops import (
-        array_ops, candidate_sampling_ops, concat_split_ops, embedding_ops, fill_ops, matmul_ops, reduction_ops,
-        segment_ops, shape_ops, unary_math_ops,
-    )
     weights = list(weights) if isinstance(weights, (list, tuple)) else [weights]
     inputs = convert_to_tensor(inputs, name="inputs")
     labels = convert_to_tensor(labels, name="labels")
@@ -72,7 +71,6 @@ def nce_loss(weights, biases, labels, inputs, num_sampled, num_classes, num_true
              remove_accidental_hits=False, partition_strategy="mod", name="nce_loss"):
     """Per-example noise-contrastive estimation loss (word2vec's): a logistic loss for telling the true
     classes from ``num_sampled`` classes drawn log-uniformly (or given as ``sampled_values``)."""
-    from tensorweave.ops import loss_ops, reduction_ops
     with graph_mod.name_scope(name, "nce_loss", [inputs, labels]):
         logits, targets = _compute_sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes,
                                                   num_true, sampled_values, True, remove_accidental_hits,
@@ -86,7 +84,6 @@ def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled, num_class
                          name="sampled_softmax_loss", seed=None):
     """Per-example softmax cross-entropy over the true classes and ``num_sampled`` sampled ones, an
     estimate of the full softmax loss that is cheap for a large ``num_classes`` (training only)."""
-    from tensorweave.ops import array_ops, loss_ops
     with graph_mod.name_scope(name, "sampled_softmax_loss", [inputs, labels]):
         logits, targets = _compute_sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes,
                                                   num_true, sampled_values, True, remove_accidental_hits,

@@ -7,6 +7,7 @@ from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import register_tensor_conversion_function
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import comparison_ops, concat_split_ops, fill_ops, gather_ops, math_ops, shape_ops
 
 DEFS = OpDefList()
 
@@ -52,13 +53,11 @@ def _unsorted_segment_sum_grad(op, grad):
 
 @SEGMENT_SUM.set_gradient
 def _segment_sum_grad(op, grad):
-    from tensorweave.ops import gather_ops
     return [gather_ops.gather(grad, op.inputs[1]), None]
 
 
 def _gather_drop_negatives(params, ids):
     """params[ids] with zero rows where an id is negative (those rows were dropped going forward)."""
-    from tensorweave.ops import comparison_ops, concat_split_ops, fill_ops, gather_ops, math_ops, shape_ops
     gathered = gather_ops.gather(params, math_ops.maximum(ids, 0))
     kept = comparison_ops.greater_equal(ids, 0)
     extra = None if gathered.shape.ndims is None or ids.shape.ndims is None else \
@@ -94,7 +93,6 @@ def _indexed_slices_to_dense(value, dtype=None, name=None, as_ref=False):
         raise ValueError(f"cannot convert IndexedSlices of dtype {value.dtype.name} to {dtype}")
     if value.dense_shape is None:
         raise ValueError(f"cannot convert {value!r} to a dense tensor: its dense_shape is unknown")
-    from tensorweave.ops import gather_ops
     return unsorted_segment_sum(value.values, value.indices, gather_ops.gather(value.dense_shape, 0), name=name)
 
 

@@ -13,6 +13,8 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like, packed_dtype
 from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape, register_constant_evaluator
+from tensorweave.ops import broadcast_gradient_ops
+from tensorweave.ops.array_ops import constant_from_numpy
 
 DEFS = OpDefList()
 
@@ -43,7 +45,6 @@ def _index_dtype(values):
 
 
 def _constant(value, dtype, name):
-    from tensorweave.ops.array_ops import constant_from_numpy
     return constant_from_numpy(np.array(value, dtypes.as_dtype(dtype).as_numpy_dtype), name=name)
 
 
@@ -340,8 +341,7 @@ def _broadcast_to_shape(op):
 
 @BROADCAST_TO.set_gradient
 def _broadcast_to_grad(op, grad):
-    from tensorweave.ops.broadcast_gradient_ops import unbroadcast
-    return [unbroadcast(grad, op.inputs[0], op.outputs[0]), None]
+    return [broadcast_gradient_ops.unbroadcast(grad, op.inputs[0], op.outputs[0]), None]
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002

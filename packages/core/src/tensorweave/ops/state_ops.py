@@ -14,6 +14,7 @@ from tensorweave.framework import common_shapes, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
+from tensorweave.ops import array_ops, concat_split_ops, fill_ops, shape_ops
 
 DEFS = OpDefList()
 
@@ -93,7 +94,6 @@ def handle_dtype(handle):
 
 def zeros_like_value(handle):
     """Zeros shaped like the variable behind ``handle``: the gradient of a handle no read reached."""
-    from tensorweave.ops import fill_ops
     shape = handle_shape(handle)
     dims = shape.as_list() if shape.is_fully_defined() else variable_shape(handle)
     return fill_ops.zeros(dims, handle_dtype(handle))
@@ -151,7 +151,6 @@ def _gather_shape(op):
 @GATHER.set_gradient
 def _gather_grad(op, grad):
     """IndexedSlices on the handle: only the rows read get a gradient."""
-    from tensorweave.ops import array_ops, concat_split_ops, shape_ops
     handle, indices = op.inputs
     params_shape = handle_shape(handle)
     if params_shape.is_fully_defined():

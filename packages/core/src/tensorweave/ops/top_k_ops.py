@@ -8,6 +8,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import concat_split_ops, range_ops, reduction_ops, segment_ops, shape_ops
 
 DEFS = OpDefList()
 
@@ -41,7 +42,6 @@ def _top_k_shape(op):
 @TOP_K.set_gradient
 def _top_k_grad(op, grad_values, grad_indices):
     """Scatters each row's value gradients back to the positions ``indices`` picked."""
-    from tensorweave.ops import concat_split_ops, range_ops, reduction_ops, segment_ops, shape_ops
     x, indices = op.inputs[0], op.outputs[1]
     in_shape = shape_ops.shape(x)
     flat_indices = shape_ops.reshape(indices, concat_split_ops.stack([-1, shape_ops.shape(indices)[-1]]))

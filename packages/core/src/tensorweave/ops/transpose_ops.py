@@ -12,7 +12,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
-from tensorweave.ops.concat_split_ops import check_axis, stack
+from tensorweave.ops import concat_split_ops, range_ops, shape_ops, unary_math_ops
 
 DEFS = OpDefList()
 
@@ -67,7 +67,6 @@ def _transpose_grad(op, grad):
 def transpose(a, perm=None, name="transpose", conjugate=False):
     """Permutes the dimensions of ``a`` by ``perm`` (default: reversed, so a matrix is transposed).
     ``conjugate=True`` also conjugates complex values."""
-    from tensorweave.ops import range_ops, shape_ops, unary_math_ops
     a = convert_to_tensor(a, name="a")
     if conjugate and a.dtype.is_complex:
         a = unary_math_ops.conj(a)
@@ -80,7 +79,6 @@ def transpose(a, perm=None, name="transpose", conjugate=False):
 
 def matrix_transpose(a, name="matrix_transpose", conjugate=False):
     """Transposes the last two dimensions of a (batch of) matrices."""
-    from tensorweave.ops import concat_split_ops, range_ops, shape_ops
     a = convert_to_tensor(a, name="a")
     rank = a.shape.ndims
     if rank is not None and rank < 2:
@@ -90,7 +88,7 @@ def matrix_transpose(a, name="matrix_transpose", conjugate=False):
         perm = list(range(rank - 2)) + [rank - 1, rank - 2]
     else:
         r = shape_ops.rank(a)
-        perm = concat_split_ops.concat([range_ops.range(r - 2), stack([r - 1, r - 2])], 0)
+        perm = concat_split_ops.concat([range_ops.range(r - 2), concat_split_ops.stack([r - 1, r - 2])], 0)
     return transpose(a, perm, name=name, conjugate=conjugate)
 
 
@@ -134,7 +132,7 @@ def _reverse_shape(op):
     if value is not None and x.shape.ndims is not None:
         seen = set()
         for a in value.reshape(-1).tolist():
-            a = check_axis(int(a), x.shape.ndims, "the tensor to reverse")
+            a = concat_split_ops.check_axis(int(a), x.shape.ndims, "the tensor to reverse")
             if a in seen:
                 raise ValueError(f"axis {a} is given more than once in the reverse axes {value.tolist()}")
             seen.add(a)
@@ -170,8 +168,8 @@ def _reverse_sequence_shape(op):
     _check_vector(lengths, "seq_lengths")
     if x.shape.ndims is None:
         return x.shape
-    seq_dim = check_axis(op.get_attr("seq_dim"), x.shape.ndims, "the sequences (seq_axis)")
-    batch_dim = check_axis(op.get_attr("batch_dim"), x.shape.ndims, "the sequences (batch_axis)")
+    seq_dim = concat_split_ops.check_axis(op.get_attr("seq_dim"), x.shape.ndims, "the sequences (seq_axis)")
+    batch_dim = concat_split_ops.check_axis(op.get_attr("batch_dim"), x.shape.ndims, "the sequences (batch_axis)")
     if seq_dim == batch_dim:
         raise ValueError(f"seq_axis and batch_axis must differ, both are {seq_dim}")
     batch = x.shape[batch_dim]

@@ -12,6 +12,7 @@ from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
+from tensorweave.ops import fill_ops
 
 DEFS = OpDefList()
 
@@ -96,7 +97,6 @@ CONJ.set_gradient(lambda op, grad: [_conj(grad)])
 
 @SIGN.set_gradient
 def _sign_grad(op, grad):
-    from tensorweave.ops import fill_ops
     return [fill_ops.zeros_like(op.inputs[0])]
 
 

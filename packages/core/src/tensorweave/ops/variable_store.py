@@ -12,7 +12,7 @@ from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops import init_ops, partitioned_variables as pv, variables
+from tensorweave.ops import init_ops, partitioned_variables as pv, slicing_ops, variables
 
 _log = logging.getLogger("tensorweave")
 
@@ -135,7 +135,6 @@ class VariableStore:
 
     def _partitioned(self, partitioner, name, shape, dtype, initializer, regularizer, reuse, trainable, collections,
                      caching_device, validate_shape, constraint):
-        from tensorweave.ops import slicing_ops
         if name in self._vars:
             raise ValueError(f"A partitioner was provided, but an unpartitioned version of the variable was found: "
                              f"{name}. Perhaps a variable of the same name was already created without "

@@ -16,7 +16,9 @@ from tensorweave.framework.default_session import get_default_session_or_raise
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor_conversion import convert_to_tensor, register_tensor_conversion_function
-from tensorweave.ops import state_ops
+from tensorweave.ops import (
+    array_ops, comparison_ops, concat_split_ops, cond as cond_ops, control_flow_ops, mask_ops, slicing_ops, state_ops,
+)
 from tensorweave.ops.tensor_operators import attach_operators
 
 __all__ = ["Variable", "VariableV1", "all_variables", "assert_variables_initialized", "global_variables",
@@ -91,7 +93,6 @@ class Variable:
                         read = state_ops.read_variable_op(handle, initial_value.dtype)
                 cached = None
                 if caching_device is not None:
-                    from tensorweave.ops import array_ops
                     with graph.device(caching_device):
                         cached = array_ops.identity(read, name="cached")
         self._setup(handle, initial_value.dtype, var_shape, read)
@@ -227,9 +228,8 @@ class Variable:
 
     def initialized_value(self):
         """The value, or the initial value when not initialized yet: for initial values of other variables."""
-        from tensorweave.ops import control_flow_ops
         with self.graph.as_default(), init_scope(self.graph):
-            return control_flow_ops.cond(self.is_initialized(), self.read_value, lambda: self._initial_value)
+            return cond_ops.cond(self.is_initialized(), self.read_value, lambda: self._initial_value)
 
     def is_initialized(self, name=None):
         """A bool tensor: whether the variable has a value in the session that runs it."""
@@ -259,6 +259,10 @@ class Variable:
         with self.graph.colocate_with(self._handle, ignore_existing=True):
             op = builder(self._handle, value, name=name)
         return _UnreadVariable(self, op) if read_value else op
+
+    def _assigned(self, op):
+        """What an update of this variable returns: it runs ``op`` when fetched, and reads after it as a tensor."""
+        return _UnreadVariable(self, op)
 
     def assign(self, value, use_locking=None, name=None, read_value=True):
         """Sets the value. Returns something that runs the assignment and, used as a tensor, reads after it."""
@@ -340,7 +344,13 @@ class _UnreadVariable(Variable):
             return super()._scatter(op_type, sparse_delta, name)
 
 
+def _slice_variable(variable, key):
+    """``variable[key]``: a slice of its value that can also be assigned (``v[1:3].assign(value)``)."""
+    return slicing_ops.slice_helper(variable, key, var=variable)
+
+
 attach_operators(Variable)  # + - * / ... and indexing act on the variable's value, as on a tensor
+Variable.__getitem__ = _slice_variable
 
 
 register_tensor_conversion_function(
@@ -378,7 +388,6 @@ def moving_average_variables(scope=None):
 # ---- initialization ----------------------------------------------------------------------------------
 def variables_initializer(var_list, name="init"):
     """One op running the initializers of ``var_list`` (a no-op for an empty list)."""
-    from tensorweave.ops import control_flow_ops
     var_list = list(var_list)
     if not var_list:
         return control_flow_ops.no_op(name=name)
@@ -411,7 +420,6 @@ def _default_var_list(var_list):
 
 def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
     """A 1-D string tensor with the names of the variables in ``var_list`` that have no value yet."""
-    from tensorweave.ops import array_ops, comparison_ops, concat_split_ops, mask_ops
     var_list = _default_var_list(var_list)
     with graph_mod.name_scope(name):
         if not var_list:
@@ -423,7 +431,6 @@ def report_uninitialized_variables(var_list=None, name="report_uninitialized_var
 
 def assert_variables_initialized(var_list=None):
     """An op that fails with FailedPreconditionError naming the first uninitialized variable it reads."""
-    from tensorweave.ops import control_flow_ops
     var_list = _default_var_list(var_list)
     if not var_list:
         return None

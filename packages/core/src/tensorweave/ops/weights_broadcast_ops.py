@@ -2,7 +2,11 @@
 losses' rank whose every dimension is 1 or the losses' own. Weights never gain or lose dimensions, so a
 [batch] weight cannot silently spread over a [batch, classes] loss along the wrong axis."""
 
+from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import (
+    comparison_ops, concat_split_ops, fill_ops, logging_ops, reduction_ops, shape_ops, slicing_ops,
+)
 
 __all__ = []
 
@@ -13,9 +17,6 @@ _RULE = ("weights must be a scalar or have the losses' rank with each dimension 
 def assert_broadcastable(weights, values):
     """None when the static shapes show that ``weights`` broadcast to ``values``; a ValueError when they show
     they do not; otherwise an Assert op that checks the shapes when it runs."""
-    from tensorweave.ops import (
-        comparison_ops, concat_split_ops, fill_ops, logging_ops, reduction_ops, shape_ops, slicing_ops,
-    )
     weights, values = convert_to_tensor(weights, name="weights"), convert_to_tensor(values, name="values")
     w, v = weights.shape, values.shape
     if w.ndims == 0:
@@ -48,8 +49,6 @@ def assert_broadcastable(weights, values):
 
 def broadcast_weights(weights, values):
     """``weights`` broadcast to the shape of ``values``, after checking that TF's rule allows it."""
-    from tensorweave.framework import graph as graph_mod
-    from tensorweave.ops import fill_ops
     weights, values = convert_to_tensor(weights, name="weights"), convert_to_tensor(values, name="values")
     if weights.shape.is_fully_defined() and weights.shape.is_compatible_with(values.shape) \
             and values.shape.is_fully_defined():

@@ -10,6 +10,7 @@ decompressing 16-bit transfers.
 import numpy as np
 
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
+from tensorweave.runtime.executor_dataflow import DEAD
 from tensorweave.runtime.rendezvous import make_key
 
 DEFS = OpDefList()
@@ -57,7 +58,6 @@ def build_send(node):
     device = node.device
 
     def send(ctx, value):
-        from tensorweave.runtime.executor_dataflow import DEAD
         if value is DEAD:
             ctx.rendezvous.send(_key(node, ctx), None, True)
         else:
@@ -74,7 +74,6 @@ def build_recv(node):
                or (send_device is not recv_device and not (send_device.is_host and recv_device.is_host)))
 
     def recv(ctx, done):
-        from tensorweave.runtime.executor_dataflow import DEAD
 
         def arrived(error, value, is_dead):
             if error is not None:

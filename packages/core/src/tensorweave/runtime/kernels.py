@@ -1,6 +1,7 @@
 """Choosing and instantiating kernels for placed nodes, and turning kernel failures into OpErrors."""
 
 from tensorweave import errors
+from tensorweave.framework.apply_op import get_op_def
 from tensorweave.framework.registry import get_registries, plugin_names
 
 
@@ -33,7 +34,6 @@ class KernelBuildContext:
 
     def for_op(self, op_type, name, attrs, input_dtypes, output_dtypes, source=None, note=""):
         """A context for another op on this device (unknown output shapes); ``note`` follows its line in errors."""
-        from tensorweave.framework.apply_op import get_op_def
         ctx = object.__new__(KernelBuildContext)
         ctx.name, ctx.op_type, ctx.attrs = name, op_type, attrs
         ctx.input_dtypes, ctx.output_dtypes = list(input_dtypes), list(output_dtypes)

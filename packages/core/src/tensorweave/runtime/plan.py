@@ -15,6 +15,7 @@ from tensorweave.runtime.config import CostGraphDef, FunctionGraphs
 from tensorweave.runtime.cost_model import CostModel, output_bytes
 from tensorweave.runtime.executor_dataflow import DataflowExecutor
 from tensorweave.runtime.executor_linear import LinearExecutor
+from tensorweave.runtime.kernels import find_kernel_def
 from tensorweave.runtime.partition import partition
 from tensorweave.runtime.passes import run_passes
 from tensorweave.runtime.placer import log_transfers, place
@@ -170,7 +171,6 @@ def _waits_on_peers(nodes, device):
     """An asynchronous kernel other than a Recv (a collective) may wait for other processes: the straight-line
     executor would hold the ops after it until it completes, and processes that reach their collectives in
     different orders would deadlock; the dataflow executor starts it and goes on."""
-    from tensorweave.runtime.kernels import find_kernel_def
     registries = get_registries()
     return any(n.op_type != "_Recv" and n.role is None and n.op_type not in ("_Arg", "_Retval") and getattr(
         find_kernel_def(registries, n, device.device_type), "asynchronous", False) for n in nodes)

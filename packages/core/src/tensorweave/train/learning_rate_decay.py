@@ -3,8 +3,10 @@
 import contextlib
 import math
 
+from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.tensor_conversion import convert_n_to_tensor, convert_to_tensor
+from tensorweave.ops import comparison_ops, math_ops, unary_math_ops
 
 __all__ = ["cosine_decay", "exponential_decay", "inverse_time_decay", "natural_exp_decay", "piecewise_constant",
            "polynomial_decay"]
@@ -13,7 +15,6 @@ __all__ = ["cosine_decay", "exponential_decay", "inverse_time_decay", "natural_e
 @contextlib.contextmanager
 def _schedule(fn_name, default_name, learning_rate, global_step, name):
     """The schedule's name scope, with the learning rate as a tensor and the step cast to its dtype."""
-    from tensorweave.ops import unary_math_ops
     if global_step is None:
         raise ValueError(f"global_step is required for {fn_name}.")
     with graph_mod.name_scope(name, default_name, [learning_rate, global_step]):
@@ -22,14 +23,12 @@ def _schedule(fn_name, default_name, learning_rate, global_step, name):
 
 
 def _ratio(step, decay_steps, dtype, staircase):
-    from tensorweave.ops import unary_math_ops
     p = step / unary_math_ops.cast(decay_steps, dtype)
     return unary_math_ops.floor(p) if staircase else p
 
 
 def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False, name=None):
     """lr * decay_rate ^ (step / decay_steps), the exponent floored when ``staircase``."""
-    from tensorweave.ops import math_ops, unary_math_ops
     with _schedule("exponential_decay", "ExponentialDecay", learning_rate, global_step, name) as (lr, step, dtype):
         return math_ops.multiply(lr, math_ops.pow(unary_math_ops.cast(decay_rate, dtype),
                                                   _ratio(step, decay_steps, dtype, staircase)))
@@ -37,7 +36,6 @@ def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, stair
 
 def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False, name=None):
     """lr * exp(-decay_rate * step / decay_steps), the ratio floored when ``staircase``."""
-    from tensorweave.ops import math_ops, unary_math_ops
     with _schedule("natural_exp_decay", "NaturalExpDecay", learning_rate, global_step, name) as (lr, step, dtype):
         exponent = math_ops.multiply(unary_math_ops.negative(unary_math_ops.cast(decay_rate, dtype)),
                                      _ratio(step, decay_steps, dtype, staircase))
@@ -46,7 +44,6 @@ def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate, stair
 
 def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False, name=None):
     """lr / (1 + decay_rate * step / decay_steps), the ratio floored when ``staircase``."""
-    from tensorweave.ops import math_ops, unary_math_ops
     with _schedule("inverse_time_decay", "InverseTimeDecay", learning_rate, global_step, name) as (lr, step, dtype):
         denominator = math_ops.add(unary_math_ops.cast(1, dtype), math_ops.multiply(
             unary_math_ops.cast(decay_rate, dtype), _ratio(step, decay_steps, dtype, staircase)))
@@ -57,7 +54,6 @@ def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=
                      name=None):
     """(lr - end) * (1 - step / decay_steps) ^ power + end; held at end after decay_steps, or restarting
     every decay_steps when ``cycle``."""
-    from tensorweave.ops import comparison_ops, math_ops, unary_math_ops
     with _schedule("polynomial_decay", "PolynomialDecay", learning_rate, global_step, name) as (lr, step, dtype):
         end = unary_math_ops.cast(end_learning_rate, dtype)
         decay_steps = unary_math_ops.cast(decay_steps, dtype)
@@ -73,7 +69,6 @@ def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=
 
 def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
     """lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)."""
-    from tensorweave.ops import math_ops, unary_math_ops
     with _schedule("cosine_decay", "CosineDecay", learning_rate, global_step, name) as (lr, step, dtype):
         decay_steps = unary_math_ops.cast(decay_steps, dtype)
         completed = math_ops.minimum(step, decay_steps) / decay_steps
@@ -83,8 +78,6 @@ def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
 
 def piecewise_constant(x, boundaries, values, name=None):
     """values[0] while x <= boundaries[0], values[i] while boundaries[i-1] < x <= boundaries[i], then values[-1]."""
-    from tensorweave import dtypes
-    from tensorweave.ops import comparison_ops, unary_math_ops
     if len(boundaries) != len(values) - 1:
         raise ValueError(f"The length of boundaries should be 1 less than the length of values: {len(boundaries)} "
                          f"boundaries, {len(values)} values")

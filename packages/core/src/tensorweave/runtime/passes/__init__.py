@@ -14,6 +14,7 @@ from tensorweave.runtime.passes.constant_folding import fold_constants
 from tensorweave.runtime.passes.cse import eliminate_common_subexpressions
 from tensorweave.runtime.passes.elementwise_fusion import fuse_elementwise
 from tensorweave.runtime.passes.identity_removal import remove_identities
+from tensorweave.runtime.device_mgr import DeviceMgr
 
 
 class PassContext:
@@ -49,7 +50,6 @@ def run_pass(name, graph, config=None, device_mgr=None):
         known = ", ".join(sorted(n for n, _ in registries.passes.items()))
         raise KeyError(f"no graph pass named {name!r}; registered passes: {known}")
     if device_mgr is None:
-        from tensorweave.runtime.device_mgr import DeviceMgr
         device_mgr = DeviceMgr(config)
     return graph_pass.fn(graph, PassContext(config, device_mgr, registries))
 
