@@ -13,7 +13,7 @@ from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import (
     array_ops, comparison_ops, concat_split_ops, fill_ops, loss_ops, math_ops, nn_ops, range_ops, reduction_ops,
-    shape_ops, slicing_ops, unary_math_ops, weights_broadcast_ops,
+    shape_ops, slicing_ops, unary_math_ops,
 )
 
 __all__ = ["Reduction", "absolute_difference", "add_loss", "compute_weighted_loss", "cosine_distance", "get_losses",
@@ -49,6 +49,7 @@ def _safe_mean(total, count):
 def _num_present(losses, weights, per_batch=False):
     """How many losses have a non-zero weight (weights broadcast to the losses' shape); per batch entry
     (summed over every axis but the first, kept) when ``per_batch``."""
+    from tensorweave.ops import weights_broadcast_ops  # on first use of a loss with weights: start-up time
     if isinstance(weights, (int, float)) and weights != 0 and not per_batch:
         return unary_math_ops.cast(shape_ops.size(losses), dtypes.float32)
     with graph_mod.name_scope(None, "num_present", [losses, weights]):
@@ -67,6 +68,7 @@ def compute_weighted_loss(losses, weights=1.0, scope=None, loss_collection=Graph
     ``weights`` is a scalar or has the losses' rank with each dimension 1 or the losses' own; other shapes are
     refused while building (or, for shapes known only at run time, when the step runs), as in TF.
     """
+    from tensorweave.ops import weights_broadcast_ops  # on first use of a loss with weights: start-up time
     Reduction.validate(reduction)
     with graph_mod.name_scope(scope, "weighted_loss", [losses, weights]):
         losses = convert_to_tensor(losses)
@@ -144,7 +146,8 @@ def _squeezed_weights(weights, labels):
     difference = rank - shape_ops.rank(labels)
     drop = unary_math_ops.cast(comparison_ops.equal(difference, 1), dtypes.int32)
     add = unary_math_ops.cast(
-        comparison_ops.logical_and(comparison_ops.equal(difference, -1), comparison_ops.not_equal(rank, 0)), dtypes.int32)
+        comparison_ops.logical_and(comparison_ops.equal(difference, -1), comparison_ops.not_equal(rank, 0)),
+        dtypes.int32)
     kept = slicing_ops.slice(shape, [0], shape_ops.reshape(rank - drop, [1]))
     return shape_ops.reshape(weights, concat_split_ops.concat([kept, fill_ops.fill(shape_ops.reshape(add, [1]), 1)], 0),
                              name="weights_to_labels_rank")
@@ -237,6 +240,7 @@ def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None, los
 def mean_pairwise_squared_error(labels, predictions, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES):
     """For each batch entry, the mean over pairs of elements (i, j) of ((p_i - p_j) - (l_i - l_j))², weighted
     by the entry's weights and summed over the batch (TF1's formula, from per-entry sums of differences)."""
+    from tensorweave.ops import weights_broadcast_ops  # on first use of a loss with weights: start-up time
     _required(labels=labels, predictions=predictions)
     with graph_mod.name_scope(scope, "mean_pairwise_squared_error", [predictions, labels, weights]):
         weights = unary_math_ops.cast(weights, dtypes.float32)

@@ -13,9 +13,8 @@ from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops import concat_split_ops, control_flow_ops, control_flow_state, fill_ops, math_ops
+from tensorweave.ops import concat_split_ops, control_flow_ops, fill_ops, math_ops
 from tensorweave.ops.control_flow_context import is_loop_exit, is_loop_switch
-from tensorweave.ops.control_flow_state import is_trainable
 
 __all__ = ["gradients", "RegisterGradient", "NotDifferentiable", "NoGradient", "stop_gradient_ops",
            "AggregationMethod"]
@@ -171,6 +170,7 @@ class _Backprop:
     def __init__(self, graph, ys, xs, stops, grads, colocate, gate):
         self.graph, self.stops, self.grads, self.colocate, self.gate = graph, stops, grads, colocate, gate
         self.between_list, self.between = _between_ops(ys, xs, stops)
+        from tensorweave.ops import control_flow_state  # loaded by the first tf.gradients: start-up time
         self.loop_state = control_flow_state.maybe_create(self.between_list, self.between,
                                                           graph._get_control_flow_context())
         self.pending = collections.Counter()
@@ -218,6 +218,7 @@ class _Backprop:
             raise LookupError(f"no gradient defined for operation {op.name!r} (op type: {op.type}), created at "
                               f"{op.where()}. Define one in its OpDef (set_gradient) or with @tf.RegisterGradient, "
                               f"or wrap the input in tf.stop_gradient.")
+        from tensorweave.ops import control_flow_state  # loaded by the first tf.gradients: start-up time
         out_grads = list(out_grads)
         for i, (g, t) in enumerate(zip(out_grads, op.outputs)):
             if g is None and control_flow_state.is_trainable(t):
@@ -274,6 +275,7 @@ class _Backprop:
                 self.queue.append(t.op)
 
     def _seed_unused_exit(self, y):
+        from tensorweave.ops.control_flow_state import is_trainable  # loaded by the first tf.gradients: start-up time
         if is_trainable(y):
             self.grads[y] = [self.loop_state.zeros_like_for_exit(y)]
         self.queue.append(y.op)

@@ -14,7 +14,7 @@ import numpy as np
 from tensorweave import dtypes
 from tensorweave.framework import tensor_shape
 from tensorweave.ops import (
-    array_ops, fill_ops, linalg_ops, random_ops, reduction_ops, shape_ops, transpose_ops, unary_math_ops, variables,
+    array_ops, fill_ops, random_ops, reduction_ops, shape_ops, transpose_ops, unary_math_ops, variables,
 )
 
 __all__ = ["Constant", "GlorotNormal", "GlorotUniform", "Identity", "Ones", "Orthogonal", "RandomNormal",
@@ -229,6 +229,7 @@ class Orthogonal(Initializer):
             raise ValueError(f"the orthogonal initializer needs a shape of rank 2 or more, got {shape}")
         rows, cols = int(np.prod(shape[:-1])), shape[-1]
         flat = (cols, rows) if rows < cols else (rows, cols)
+        from tensorweave.ops import linalg_ops  # on first use: start-up time
         q, r = linalg_ops.qr(random_ops.random_normal(flat, dtype=dtype, seed=self.seed))
         diagonal = reduction_ops.reduce_sum(r * np.eye(flat[1], dtype=dtype.as_numpy_dtype), axis=0)
         q = q * unary_math_ops.sign(diagonal)  # makes the decomposition unique, so q is uniformly distributed

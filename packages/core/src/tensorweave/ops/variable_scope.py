@@ -20,7 +20,6 @@ from tensorweave.framework.tensor_conversion import numpy_value
 from tensorweave.ops.partitioned_variables import (  # noqa: F401 - tf.* names
     fixed_size_partitioner, min_max_variable_partitioner, variable_axis_size_partitioner,
 )
-from tensorweave.ops.variable_store import VariableStore
 
 __all__ = ["AUTO_REUSE", "VariableScope", "fixed_size_partitioner", "get_local_variable", "get_variable",
            "get_variable_scope", "min_max_variable_partitioner", "no_regularizer", "variable_axis_size_partitioner",
@@ -176,6 +175,7 @@ def _scope_store(graph=None):
 
 
 def _variable_store(graph=None):
+    from tensorweave.ops.variable_store import VariableStore  # on the first get_variable: start-up time
     return _graph_singleton(("__variable_store",), VariableStore, graph)
 
 
