@@ -2,7 +2,8 @@
 
 A minimal plugin module::
 
-    from tensorweave.extension import OpDefList, KernelSet, hookimpl
+    from tensorweave.extension import OpDefList, KernelSet
+    from tensorweave.hookspecs import hookimpl
 
     OPS = OpDefList()
     SQUARE_PLUS = OPS.define("SquarePlus", inputs=["x: T"], outputs=["y: T"], attrs=["T: floating"],
@@ -23,8 +24,6 @@ A minimal plugin module::
         registrar.add_kernels(KERNELS)
 """
 
-import pluggy
-
 from tensorweave import dtypes, errors  # noqa: F401 - re-exported for plugins
 from tensorweave.framework import common_shapes  # noqa: F401
 from tensorweave.framework.apply_op import apply_op, create_op  # noqa: F401
@@ -32,8 +31,7 @@ from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, AttrDef, OpDef, OpD
 from tensorweave.framework.registry import KernelDef, build_from_function
 from tensorweave.framework.tensor_shape import Dimension, TensorShape  # noqa: F401
 from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape  # noqa: F401
-
-hookimpl = pluggy.HookimplMarker("tensorweave")
+from tensorweave.hookspecs import hookimpl  # noqa: F401
 
 
 class KernelSet(list):
