@@ -167,6 +167,7 @@ def test_a_plugin_whose_module_fails_to_import_is_reported_by_name(restore_plugi
     if "cpu" in infos:  # the others still work
         with tf.Session() as s:
             assert s.run(tf.add(tf.constant(2), 3)) == 5
+    monkeypatch.undo()  # before restore_plugins reloads
 
 
 _CORE_ALONE = r'''
@@ -254,23 +255,25 @@ def tensorweave_register_kernel(registrar):
 def test_a_misspelled_hook_fails_the_load_naming_it_and_the_hooks(restore_plugins, monkeypatch, tmp_path, marked):
     import importlib.metadata as metadata
     source = _MISSPELLED_HOOK if marked else _MISSPELLED_HOOK.replace("@hookimpl\n", "")
-    (tmp_path / "tw_misspelled_plugin.py").write_text(source)
+    module = f"tw_misspelled_plugin_{'marked' if marked else 'unmarked'}"
+    (tmp_path / f"{module}.py").write_text(source)
     monkeypatch.syspath_prepend(str(tmp_path))
     real = metadata.entry_points
-    extra = [metadata.EntryPoint("zz_misspelled", "tw_misspelled_plugin", "tensorweave")]
+    extra = [metadata.EntryPoint("zz_misspelled", module, "tensorweave")]
     monkeypatch.setattr(metadata, "entry_points",
                         lambda **kw: list(real(**kw)) + (extra if kw.get("group") == "tensorweave" else []))
     with pytest.warns(RuntimeWarning, match="'zz_misspelled' is not loaded"):
         plugins.reload()
     infos = {p.name: p for p in plugins.list_plugins()}
     error = infos["zz_misspelled"].errors[0]
-    assert "tw_misspelled_plugin" in error and "tensorweave_register_kernel (did you mean" in error
+    assert module in error and "tensorweave_register_kernel (did you mean" in error
     for hook in ("tensorweave_register_ops", "tensorweave_register_kernels", "tensorweave_register_devices"):
         assert hook in error
     assert {name for name, info in infos.items() if not info.ok} == {"zz_misspelled"}
     if "cpu" in infos:  # its kernel was never registered
         with tf.Session() as s:
             assert s.run(tf.identity(tf.constant(1))) == 1
+    monkeypatch.undo()  # before restore_plugins reloads
 
 
 def test_an_unmarked_hook_is_called():

@@ -36,6 +36,11 @@ def tensorweave_register_kernels(registrar):
     """Add kernels: ``registrar.add_kernel(op_type, compute, device_type=, dtypes=, priority=)``
     or ``registrar.add_kernels(kernel_set)``.
 
+    ``compute`` takes the op's inputs as positional parameters and its attrs as keyword-only ones, named
+    as the attrs: ``def softclip(x, *, c)``. Registration refuses an attr taken positionally (``def
+    softclip(x, c=2.0)`` would always run with 2.0) and a count of positional parameters other than the
+    op's inputs, naming the plugin, the op, the function and the parameter.
+
     A kernel implements one op on one device type for a set of dtypes. When several kernels match,
     the highest ``priority`` wins; equal priorities from different plugins are an error at the
     first run that needs that op (never decided by load order).

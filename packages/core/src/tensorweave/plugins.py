@@ -15,7 +15,7 @@ import warnings
 import pluggy
 
 from tensorweave import hookspecs
-from tensorweave.framework.registry import DeviceType, GraphPass, KernelDef, Registries, build_from_function
+from tensorweave.framework.registry import DeviceType, GraphPass, Registries, define_kernel
 
 PROJECT = "tensorweave"
 CORE = "tensorweave-core"
@@ -68,16 +68,10 @@ class Registrar:
         for op_def in op_defs:
             self.add_op(op_def)
 
-    def add_kernel(self, op_type, compute=None, *, build=None, device_type="CPU", dtypes=None, priority=0,
-                   context=False, asynchronous=False, label=""):
-        """Registers ``compute`` (keyword-only params bound from attrs) or ``build(node) -> compute``."""
-        if (compute is None) == (build is None):
-            raise TypeError(f"add_kernel({op_type!r}): pass exactly one of compute= or build=")
-        if dtypes is not None and not isinstance(dtypes, dict):
-            dtypes = {"T": dtypes}
-        kernel = KernelDef(op_type, device_type, build or build_from_function(compute), dtypes, priority,
-                           context, asynchronous, label)
-        self._pending.append(("kernel", kernel))
+    def add_kernel(self, op_type, compute=None, **kwargs):
+        """Registers ``compute`` (inputs positional, attrs keyword-only) or ``build(node) -> compute``;
+        the keywords are ``define_kernel``'s (``device_type="CPU"``, ``dtypes``, ``priority``, ...)."""
+        self.add_kernels([define_kernel(op_type, compute, **kwargs)])
 
     def add_kernels(self, kernel_defs):
         for kernel in kernel_defs:
