@@ -26,9 +26,6 @@ class NamedRegistry:
     def get(self, name):
         return self._items.get(name)
 
-    def plugin_of(self, name):
-        return self._plugins.get(name)
-
     def items(self):
         return list(self._items.items())
 
