@@ -2,7 +2,7 @@
 
 import importlib
 
-from tensorweave.extension import hookimpl
+from tensorweave.hookspecs import hookimpl
 
 from tensorweave_cpu.device import cpu_device_factory
 

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from tensorweave.extension import Device, KernelSet, OpDefList, apply_op, common_shapes, hookimpl
+from tensorweave.extension import Device, KernelSet, OpDefList, apply_op, common_shapes
+from tensorweave.hookspecs import hookimpl
 
 OPS = OpDefList()
 

@@ -109,8 +109,3 @@ def _canon_type(device_type):
 def canonical_name(spec):
     """The canonical string of a device spec (``""`` for no constraint)."""
     return DeviceSpec.from_string(spec).to_string()
-
-
-def merge_device(outer, inner):
-    """The device an op gets inside ``with device(inner)`` nested in ``with device(outer)``."""
-    return DeviceSpec.from_string(outer).merge_from(DeviceSpec.from_string(inner)).to_string()

@@ -2,7 +2,7 @@
 
 import importlib
 
-from tensorweave.extension import hookimpl
+from tensorweave.hookspecs import hookimpl
 
 OP_MODULES = (
     "tensorweave.ops.array_ops",

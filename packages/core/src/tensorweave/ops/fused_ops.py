@@ -23,11 +23,6 @@ RESULT_OPERANDS = {"Select": (1, 2), "BiasAdd": (0,), "ClipByValue": (0,)}
 """Op type -> the operands whose broadcast shape is the result's; every operand's for the others."""
 
 
-def step_attrs(pairs):
-    """One step's attrs as a dict, from the [name, value] pairs of ``fused_attrs``."""
-    return {name: value for name, value in pairs}
-
-
 @FUSED_ELEMENTWISE.set_shape_fn
 def _fused_elementwise_shape(op):
     shapes = [t.shape for t in op.inputs]

@@ -51,8 +51,13 @@ def _collection_items(items):
 
 
 def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None, collection_list=None,
-                      as_text=False, graph=None, export_scope=None, clear_devices=False, **unused):
-    """The MetaGraphDef of ``graph`` (default graph); written atomically to ``filename`` when given."""
+                      as_text=False, graph=None, export_scope=None, clear_devices=False, clear_extraneous_savers=False,
+                      strip_default_attrs=False, save_debug_info=False):
+    """The MetaGraphDef of ``graph`` (default graph); written atomically to ``filename`` when given.
+
+    TF1's ``clear_extraneous_savers``, ``strip_default_attrs`` and ``save_debug_info`` are accepted and ignored:
+    every saver's ops stay, attrs keep their default values (an import reads either) and no debug file is written.
+    """
     graph = graph or graph_mod.get_default_graph()
     graph_def = graph_def or graph.as_graph_def()
     if clear_devices:
@@ -70,8 +75,11 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     return meta
 
 
-def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **unused):
-    """Adds the meta graph's graph and collections to the default graph; returns a Saver for it (or None)."""
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, *, input_map=None):
+    """Adds the meta graph's graph and collections to the default graph; returns a Saver for it (or None).
+
+    ``input_map`` (TF1 passes it on to the import) maps tensor names of the meta graph to tensors of this graph.
+    """
     if isinstance(meta_graph_or_file, MetaGraphDef):
         meta = meta_graph_or_file
     else:
@@ -80,7 +88,7 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
     if clear_devices:
         for node in meta.graph_def.node:
             node.device = ""
-    import_graph_def(meta.graph_def, name=import_scope or "")
+    import_graph_def(meta.graph_def, input_map=input_map, name=import_scope or "")
     graph = graph_mod.get_default_graph()
     scope = f"{import_scope}/" if import_scope else ""
     for key, items in meta.collection_def.items():

@@ -7,7 +7,7 @@ the devices and the registries a pass may need (constant folding runs host kerne
 after the passes.
 """
 
-from tensorweave.extension import hookimpl
+from tensorweave.hookspecs import hookimpl
 from tensorweave.runtime.config import ConfigProto
 from tensorweave.runtime.passes.constant_folding import fold_constants
 from tensorweave.runtime.passes.cse import eliminate_common_subexpressions
