@@ -36,6 +36,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.training",
     "tensorweave_cpu.kernels.fused",
     "tensorweave_cpu.kernels.image_resize",
+    "tensorweave_cpu.kernels.image_color",
     "tensorweave_cpu.kernels.native",
 )
 

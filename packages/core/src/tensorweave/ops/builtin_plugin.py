@@ -44,6 +44,7 @@ OP_MODULES = (
     "tensorweave.ops.training_ops",
     "tensorweave.ops.fused_ops",
     "tensorweave.ops.image_resize_ops",
+    "tensorweave.ops.image_color_ops",
     "tensorweave.runtime.internal_ops",
 )
 
