@@ -10,3 +10,11 @@ from tensorweave.ops.image_convert_ops import (  # noqa: F401
 from tensorweave.ops.image_resize_ops import (  # noqa: F401
     ResizeMethod, resize, resize_area, resize_bicubic, resize_bilinear, resize_images, resize_nearest_neighbor,
 )
+from tensorweave.ops.image_geometry_ops import (  # noqa: F401
+    central_crop, crop_to_bounding_box, flip_left_right, flip_up_down, pad_to_bounding_box, random_flip_left_right,
+    random_flip_up_down, resize_image_with_crop_or_pad, rot90, transpose_image,
+)
+from tensorweave.ops.random_ops import random_crop  # noqa: F401
+
+transpose = transpose_image
+resize_with_crop_or_pad = resize_image_with_crop_or_pad
