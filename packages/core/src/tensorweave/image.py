@@ -1,5 +1,8 @@
 """``tf.image``: decoding and encoding, resizing, cropping and flipping, and color adjustments (TF 1.15's names)."""
 
+from tensorweave.ops.image_codec_ops import (  # noqa: F401
+    decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png, encode_jpeg, encode_png,
+)
 from tensorweave.ops.image_color_ops import (  # noqa: F401
     adjust_brightness, adjust_contrast, adjust_gamma, adjust_hue, adjust_saturation, hsv_to_rgb, random_brightness,
     random_contrast, random_hue, random_saturation, rgb_to_hsv,

@@ -37,6 +37,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.fused",
     "tensorweave_cpu.kernels.image_resize",
     "tensorweave_cpu.kernels.image_color",
+    "tensorweave_cpu.kernels.image_codecs",
     "tensorweave_cpu.kernels.native",
 )
 

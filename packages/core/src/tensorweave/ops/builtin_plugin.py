@@ -45,6 +45,7 @@ OP_MODULES = (
     "tensorweave.ops.fused_ops",
     "tensorweave.ops.image_resize_ops",
     "tensorweave.ops.image_color_ops",
+    "tensorweave.ops.image_codec_ops",
     "tensorweave.runtime.internal_ops",
 )
 
