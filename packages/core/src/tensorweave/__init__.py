@@ -50,7 +50,7 @@ from tensorweave.runtime.config import (  # noqa: E402,F401
 )
 from tensorweave.runtime.session import InteractiveSession, Session, get_default_session  # noqa: E402,F401
 
-from tensorweave import compat, debugging, layers, losses, math, nn, queue, random, test, train  # noqa: E402,F401
+from tensorweave import compat, debugging, image, layers, losses, math, nn, queue, random, test, train  # noqa: E402,F401
 
 _API_HINTS = {"summary": "tensorweave[board] (the tensorboard-lite package)"}
 

@@ -35,6 +35,9 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.state",
     "tensorweave_cpu.kernels.training",
     "tensorweave_cpu.kernels.fused",
+    "tensorweave_cpu.kernels.image_resize",
+    "tensorweave_cpu.kernels.image_color",
+    "tensorweave_cpu.kernels.image_codecs",
     "tensorweave_cpu.kernels.native",
 )
 

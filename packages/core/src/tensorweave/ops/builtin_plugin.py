@@ -43,6 +43,9 @@ OP_MODULES = (
     "tensorweave.ops.tensor_array_ops",
     "tensorweave.ops.training_ops",
     "tensorweave.ops.fused_ops",
+    "tensorweave.ops.image_resize_ops",
+    "tensorweave.ops.image_color_ops",
+    "tensorweave.ops.image_codec_ops",
     "tensorweave.runtime.internal_ops",
 )
 

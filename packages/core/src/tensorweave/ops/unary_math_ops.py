@@ -17,7 +17,7 @@ DEFS = OpDefList()
 
 __all__ = ["negative", "neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "square",
            "reciprocal", "tanh", "sigmoid", "sin", "cos", "floor", "ceil", "round", "conj", "is_finite", "is_nan",
-           "is_inf", "cast", "to_float", "to_double", "to_int32", "to_int64"]
+           "is_inf", "cast", "saturate_cast", "to_float", "to_double", "to_int32", "to_int64"]
 
 _SIGNED = "T: {floating, int8, int16, int32, int64, complex64, complex128}"
 _INEXACT = "T: {floating, complex64, complex128}"
@@ -182,6 +182,20 @@ def cast(x, dtype, name=None):
     if x.dtype == dtype:
         return x
     return apply_op("Cast", [x], {"DstT": dtype}, name=name or "Cast")
+
+
+def saturate_cast(value, dtype, name=None):
+    """``value`` clamped to ``dtype``'s range, then cast (TF's saturate_cast: no wrap-around on overflow)."""
+    from tensorweave.framework import graph as graph_mod
+    from tensorweave.ops import math_ops
+    dtype = dtypes.as_dtype(dtype).base_dtype
+    with graph_mod.name_scope(name, "saturate_cast", [value]) as scope:
+        value = convert_to_tensor(value, name="value")
+        if value.dtype.min < dtype.min:
+            value = math_ops.maximum(value, convert_to_tensor(dtype.min, dtype=value.dtype, name="min"))
+        if value.dtype.max > dtype.max:
+            value = math_ops.minimum(value, convert_to_tensor(dtype.max, dtype=value.dtype, name="max"))
+        return cast(value, dtype, name=scope)
 
 
 def to_float(x, name="ToFloat"):
