@@ -7,10 +7,10 @@ from tensorweave.extension import Device, KernelSet, OpDefList, apply_op, common
 OPS = OpDefList()
 
 SWISH = OPS.define("Swish", inputs=["x: T"], outputs=["y: T"], attrs=["T: {float16, float32, float64}"],
-                   shape_fn=common_shapes.unchanged_shape, doc="y = x * sigmoid(x)")
+                   shape_fn=common_shapes.unchanged_shape, is_elementwise=True, doc="y = x * sigmoid(x)")
 SWISH_GRAD = OPS.define("SwishGrad", inputs=["x: T", "dy: T"], outputs=["dx: T"],
                         attrs=["T: {float16, float32, float64}"], shape_fn=common_shapes.unchanged_shape,
-                        doc="dx = dy * d(swish)/dx")
+                        is_elementwise=True, doc="dx = dy * d(swish)/dx")
 
 
 @SWISH.set_gradient

@@ -54,7 +54,7 @@ def build_plan_graph(fetch_tensors, target_ops, feed_tensors):
 
 
 def _is_fed_placeholder(op, fed):
-    return op.type in ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault") and (op, 0) in fed
+    return op.op_def.is_placeholder and (op, 0) in fed
 
 
 def _safe(name):
