@@ -63,7 +63,7 @@ def _safe(name):
 
 def _check_placeholders(ops):
     for op in ops:
-        if op.type == "Placeholder" and op._control_flow_context is None:
+        if op.op_def.is_placeholder and not op.inputs and op._control_flow_context is None:  # no default value
             shape = op.outputs[0].shape
             shape_text = "" if shape.ndims is None else f" and shape {shape.as_list()}".replace("None", "?")
             raise errors.InvalidArgumentError(
