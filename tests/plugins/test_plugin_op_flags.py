@@ -10,7 +10,7 @@ import pytest
 import tensorweave as tf
 from tensorweave import plugins
 from tensorweave.extension import (
-    KernelSet, OpDefList, apply_op, common_shapes, constant_value, constant_value_as_shape, hookimpl,
+    KernelSet, OpDef, OpDefList, apply_op, common_shapes, constant_value, constant_value_as_shape, hookimpl,
 )
 from tensorweave.ops import gradients_impl
 from tensorweave.runtime.cost_model import PER_OP_SECONDS, CostModel
@@ -206,3 +206,20 @@ def test_a_registered_gradient_name_overrides_and_leaves_a_defined_gradient_alon
     assert tf.gradients(apply_op("TimesThree", [x]), x) == [None]
     with tf.Session() as s:
         np.testing.assert_allclose(s.run(g_identity, {x: [1.0, 2.0]}), [3.0, 3.0])
+
+
+def test_every_op_def_field_is_documented_in_the_extension_api():
+    import inspect
+    import pathlib
+    fields = [name for name, p in inspect.signature(OpDef).parameters.items() if p.kind is p.KEYWORD_ONLY]
+    text = (pathlib.Path(__file__).parents[2] / "docs" / "api.md").read_text()
+    section = text[text.index("## Extension API"):text.index("## Devices, placement and the runtime")]
+    assert len(fields) >= 14 and [f for f in fields if f"`{f}" not in section and f != "doc"] == []
+
+
+def test_broadcast_inputs_must_name_inputs_of_an_elementwise_op():
+    with pytest.raises(ValueError, match="broadcast_inputs=.* of an op with is_elementwise=True"):
+        OpDef("Scale", inputs=["x: float32", "s: float32"], outputs=["y: float32"], broadcast_inputs=(0,))
+    with pytest.raises(ValueError, match=r"must name inputs \(0 to 1\)"):
+        OpDef("Scale", inputs=["x: float32", "s: float32"], outputs=["y: float32"], is_elementwise=True,
+              broadcast_inputs=(2,))
