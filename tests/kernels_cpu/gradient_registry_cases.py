@@ -209,7 +209,13 @@ def _swish(x):
     return swish(x)
 
 
+def _annotate(x):
+    from tensorweave_example_plugin import annotate
+    return annotate(x * x, note="squared")
+
+
 CASES["Swish"] = Case([(2, 3)], _swish)
+CASES["Annotate"] = Case([(2, 3)], _annotate)
 
 _MPI = ("a collective over the ranks of an MPI world: it needs tensorweave_distributed.init(), which this "
         "process must not call (tests/distributed checks what happens before it); ")

@@ -16,7 +16,7 @@ def _swish(x):
 def test_listed_with_distribution_ops_kernels_and_device():
     info = {p.name: p for p in plugins.list_plugins()}["example"]
     assert info.ok and info.distribution == "tensorweave-example-plugin"
-    assert info.ops == ["Swish", "SwishGrad"]
+    assert info.ops == ["Swish", "SwishGrad", "Annotate"]
     assert "Swish@CPU" in info.kernels and "Swish@TOY" in info.kernels
     assert info.devices == ["TOY"]
 
@@ -64,7 +64,7 @@ def test_cli_lists_the_plugin_with_distribution_version_ops_kernels_and_device()
             break
         block.append(line.strip())
     assert lines[start] == f"example [tensorweave-example-plugin {plugin_version()}] ok"
-    assert "ops (2): Swish, SwishGrad" in block
+    assert "ops (3): Swish, SwishGrad, Annotate" in block
     kernels = next(line for line in block if line.startswith("kernels ("))
     assert "Swish@CPU" in kernels and "Swish@TOY" in kernels and "SwishGrad@TOY" in kernels
     assert "devices (1): TOY" in block

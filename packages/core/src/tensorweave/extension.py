@@ -25,7 +25,7 @@ A minimal plugin module::
 """
 
 from tensorweave import dtypes, errors  # noqa: F401 - re-exported for plugins
-from tensorweave.framework import common_shapes  # noqa: F401
+from tensorweave.framework import common_shapes, flops  # noqa: F401
 from tensorweave.framework.apply_op import apply_op, create_op  # noqa: F401
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, AttrDef, OpDef, OpDefList  # noqa: F401
 from tensorweave.framework.registry import KernelDef, define_kernel  # noqa: F401

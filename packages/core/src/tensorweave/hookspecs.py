@@ -25,8 +25,9 @@ hookimpl = pluggy.HookimplMarker("tensorweave")
 def tensorweave_register_ops(registrar):
     """Add op definitions: ``registrar.add_op(op_def)`` or ``registrar.add_ops(op_def_list)``.
 
-    An op definition (``extension.OpDef``) carries the op's inputs, outputs, attrs, shape function
-    and gradient. Op names are global: registering a name another plugin already registered is an
+    An op definition (``extension.OpDef``) carries the op's inputs, outputs, attrs, shape function,
+    gradient and the flags the runtime reads (elementwise, pass-through, constant evaluator...), as the
+    core's own definitions do. Op names are global: registering a name another plugin already registered is an
     error that names both plugins.
     """
 

@@ -11,7 +11,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
+from tensorweave.framework.tensor_util import constant_value
 
 DEFS = OpDefList()
 
@@ -26,7 +26,7 @@ _INEXACT = "T: {floating, complex64, complex128}"
 def _unary(op_type, py_name, type_attr, doc, grad=None, output="y: T"):
     """Defines an elementwise op ``y = f(x)`` and returns (OpDef, wrapper named ``py_name``)."""
     op_def = DEFS.define(op_type, inputs=["x: T"], outputs=[output], attrs=[type_attr],
-                         shape_fn=common_shapes.unchanged_shape, grad=grad, doc=doc)
+                         shape_fn=common_shapes.unchanged_shape, grad=grad, is_elementwise=True, doc=doc)
 
     def wrapper(x, name=None):
         return apply_op(op_type, [x], name=name or op_type)
@@ -104,7 +104,7 @@ def _sign_grad(op, grad):
 def _output_grad_op(forward, doc):
     """Defines ``<forward>Grad(y, dy)`` and makes it the gradient of ``forward`` (fed the forward output)."""
     grad_op = DEFS.define(f"{forward.name}Grad", inputs=["y: T", "dy: T"], outputs=["z: T"], attrs=[_INEXACT],
-                          shape_fn=common_shapes.unchanged_shape, doc=doc)
+                          shape_fn=common_shapes.unchanged_shape, is_elementwise=True, doc=doc)
     forward.set_gradient(lambda op, grad: [apply_op(grad_op.name, [op.outputs[0], grad], name=grad_op.name)])
     return grad_op
 
@@ -155,7 +155,7 @@ def _sigmoid_grad_grad(op, grad):
 _CASTABLE = "{numeric, bool}"
 CAST = DEFS.define("Cast", inputs=["x: SrcT"], outputs=["y: DstT"],
                    attrs=[f"SrcT: {_CASTABLE}", f"DstT: {_CASTABLE}", "Truncate: bool = False"],
-                   shape_fn=common_shapes.unchanged_shape,
+                   shape_fn=common_shapes.unchanged_shape, is_elementwise=True,
                    doc="x converted to DstT (floats to integers truncate toward zero; nonzero becomes True).")
 
 
@@ -167,7 +167,7 @@ def _cast_grad(op, grad):
     return [cast(grad, src) if passes else None]
 
 
-@register_constant_evaluator("Cast")
+@CAST.set_constant_fn
 def _cast_value(op, index):
     value = constant_value(op.inputs[0])
     return None if value is None else value.astype(op.get_attr("DstT").as_numpy_dtype)

@@ -31,7 +31,6 @@ from heapq import heappop, heappush
 import numpy as np
 
 from tensorweave import errors
-from tensorweave.runtime.cost_model import INTRA_OP_PARALLEL
 from tensorweave.runtime.executor_frames import DEAD, JOIN, MERGE, Frame, FrameState
 from tensorweave.runtime.executor_linear import is_multi_output
 from tensorweave.runtime.frame_check import check_frames
@@ -81,7 +80,7 @@ class DataflowExecutor:
             item.transfer = node.op_type == "_Send"  # a Send runs even when dead, to tell its Recv
             item.receives = node.op_type == "_Recv"
             item.heavy = cost_model is not None and num_threads > 1 and cost_model.is_heavy(node, device) and not (
-                device.is_host and node.op_type in INTRA_OP_PARALLEL)  # a BLAS kernel already uses every core
+                device.is_host and node.op_def.is_intra_op_parallel)  # a BLAS kernel already uses every core
             item.control_trigger = node.op_type == "ControlTrigger"  # runs, and is live, even when dead
             item.is_constant_enter = item.role == "enter" and bool(node.attrs.get("is_constant", False))
             item.frame_name = node.attrs.get("frame_name") if item.role == "enter" else None

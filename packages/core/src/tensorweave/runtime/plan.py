@@ -167,12 +167,12 @@ def _needs_dataflow(nodes, graph_has_control_flow):
 
 
 def _waits_on_peers(nodes, device):
-    """An asynchronous kernel other than a Recv (a collective) may wait for other processes: the straight-line
-    executor would hold the ops after it until it completes, and processes that reach their collectives in
-    different orders would deadlock; the dataflow executor starts it and goes on."""
+    """An asynchronous kernel other than the runtime's own transfers (a Recv), a collective, may wait for other
+    processes: the straight-line executor would hold the ops after it until it completes, and processes that
+    reach their collectives in different orders would deadlock; the dataflow executor starts it and goes on."""
     from tensorweave.runtime.kernels import find_kernel_def
     registries = get_registries()
-    return any(n.op_type != "_Recv" and n.role is None and n.op_type not in ("_Arg", "_Retval") and getattr(
+    return any(not n.op_def.is_plumbing and n.role is None and getattr(
         find_kernel_def(registries, n, device.device_type), "asynchronous", False) for n in nodes)
 
 
