@@ -27,13 +27,17 @@ def find_tsv():
     raise SystemExit("tf1-api-usage.tsv not found in any shared/notes above this script: pass --tsv PATH")
 
 
-def family(symbol):
-    """``tf.nn.relu`` -> ``nn``; ``tf.app.flags.FLAGS`` -> ``flags``; ``tf.to_float`` -> ``(top level)``."""
+def family(symbol, root=None):
+    """``tf.nn.relu`` -> ``nn``; ``tf.app.flags.FLAGS`` -> ``flags``; ``tf.to_float`` and attributes of
+    top-level classes and dtypes (``tf.GraphKeys.LOSSES``, ``tf.float16.max``) -> ``(top level)``."""
     path = symbol.split(".")[1:]
     for prefix, name in _FAMILY_OF_PREFIX.items():
         if ".".join(path[:prefix.count(".") + 1]) == prefix:
             return name
-    return path[0] if len(path) > 1 else "(top level)"
+    head = getattr(root, path[0], None) if root is not None else None
+    if len(path) > 1 and path[0][:1].islower() and type(head).__name__ != "DType":
+        return path[0]
+    return "(top level)"
 
 
 def resolves(root, symbol):
@@ -57,7 +61,7 @@ def coverage(rows, root):
     """family -> {"symbols": n, "resolved": k, "repos": weight, "repos_resolved": weight, "missing": [...]}"""
     table = defaultdict(lambda: {"symbols": 0, "resolved": 0, "repos": 0, "repos_resolved": 0, "missing": []})
     for row in rows:
-        entry = table[family(row["symbol"])]
+        entry = table[family(row["symbol"], root)]
         weight = int(row["repos"])
         entry["symbols"] += 1
         entry["repos"] += weight

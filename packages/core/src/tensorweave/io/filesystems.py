@@ -26,10 +26,9 @@ _ERRNO_TO_ERROR = {
     errno.EFBIG: errors.OutOfRangeError, errno.EINVAL: errors.InvalidArgumentError,
     errno.ENAMETOOLONG: errors.InvalidArgumentError, errno.ELOOP: errors.FailedPreconditionError,
 }
-_CLASS_TO_ERROR = [(FileNotFoundError, errors.NotFoundError), (FileExistsError, errors.AlreadyExistsError),
-                   (PermissionError, errors.PermissionDeniedError),
-                   (IsADirectoryError, errors.FailedPreconditionError),
-                   (NotADirectoryError, errors.FailedPreconditionError)]
+# fsspec raises OSError subclasses without an errno: their class says which.
+_CLASS_TO_ERRNO = [(FileNotFoundError, errno.ENOENT), (FileExistsError, errno.EEXIST), (PermissionError, errno.EACCES),
+                   (IsADirectoryError, errno.EISDIR), (NotADirectoryError, errno.ENOTDIR)]
 
 
 def as_path(path):
@@ -40,11 +39,9 @@ def as_path(path):
 
 def op_error(exc, path):
     """The TF error for an OSError ``exc`` about ``path``: TF's class, and TF's ``path; reason`` message."""
-    cls = _ERRNO_TO_ERROR.get(exc.errno)
-    if cls is None:
-        cls = next((c for py, c in _CLASS_TO_ERROR if isinstance(exc, py)), errors.UnknownError)
-    reason = exc.strerror or str(exc) or type(exc).__name__
-    return cls(None, None, f"{path}; {reason}")
+    code = exc.errno or next((code for py, code in _CLASS_TO_ERRNO if isinstance(exc, py)), None)
+    reason = exc.strerror or (os.strerror(code) if code else str(exc) or type(exc).__name__)
+    return _ERRNO_TO_ERROR.get(code, errors.UnknownError)(None, None, f"{path}; {reason}")
 
 
 class LocalFileSystem:
