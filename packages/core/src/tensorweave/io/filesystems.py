@@ -12,6 +12,7 @@ import glob as _glob
 import os
 import re
 import shutil
+from datetime import datetime
 
 from tensorweave import errors
 
@@ -166,7 +167,6 @@ class FsspecFileSystem:
         if hasattr(modified, "timestamp"):
             modified = modified.timestamp()
         elif isinstance(modified, str):
-            from datetime import datetime
             modified = datetime.fromisoformat(modified.replace("Z", "+00:00")).timestamp()
         return int(info.get("size") or 0), int(float(modified) * 1e9), info.get("type") == "directory"
 
