@@ -147,7 +147,8 @@ def _offline_help(train_dir, source_url, reason):
     return (f"could not download MNIST into {train_dir!r} ({reason}). read_data_sets reads these four files "
             f"from that directory and downloads only the missing ones: {', '.join(FILES)}. Missing: "
             f"{', '.join(missing)}. Copy them there from a machine that can reach {source_url} (e.g. "
-            f"{source_url}{missing[0] if missing else TRAIN_IMAGES}), keeping their names and gzip compression.")
+            f"{source_url}{missing[0] if missing else TRAIN_IMAGES}), keeping their names and gzip compression, "
+            f"or pass source_url= a mirror (a file:// folder works).")
 
 
 def maybe_download(filename, work_directory, source_url):
