@@ -7,6 +7,7 @@ plugins: ``pip install tensorweave[cpu]`` for the CPU.
 __version__ = "0.1.0"
 
 from tensorweave import dtypes, errors  # noqa: E402
+from tensorweave.errors import OpError  # noqa: E402,F401
 from tensorweave.dtypes import (  # noqa: E402,F401
     DType, as_dtype, bool, complex64, complex128, double, float16, float32, float64, half, int8, int16, int32,
     int64, resource, string, uint8, uint16, uint32, uint64, variant,
@@ -51,6 +52,8 @@ from tensorweave.runtime.config import (  # noqa: E402,F401
 from tensorweave.runtime.session import InteractiveSession, Session, get_default_session  # noqa: E402,F401
 
 from tensorweave import compat, debugging, image, layers, losses, math, nn, queue, random, test, train  # noqa: E402,F401
+from tensorweave import app, examples, flags, gfile, io, logging  # noqa: E402,F401
+from tensorweave.logging import get_logger  # noqa: E402,F401
 
 _API_HINTS = {"summary": "tensorweave[board] (the tensorboard-lite package)"}
 

@@ -15,7 +15,7 @@ from tensorweave.framework.op_def import NOT_DIFFERENTIABLE
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
-__all__ = ["gradients", "RegisterGradient", "NotDifferentiable", "NoGradient", "stop_gradient_ops",
+__all__ = ["gradients", "RegisterGradient", "NotDifferentiable", "NoGradient", "no_gradient", "stop_gradient_ops",
            "AggregationMethod"]
 
 _named_gradients = {}  # name -> gradient, for gradient_override_map (TF's RegisterGradient names)
@@ -53,6 +53,7 @@ def NotDifferentiable(op_type):  # noqa: N802 - TF's name
 
 
 NoGradient = NotDifferentiable
+no_gradient = NotDifferentiable
 
 
 def _give_op(op_type, grad):

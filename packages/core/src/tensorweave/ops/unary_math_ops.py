@@ -17,7 +17,8 @@ DEFS = OpDefList()
 
 __all__ = ["negative", "neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "square",
            "reciprocal", "tanh", "sigmoid", "sin", "cos", "floor", "ceil", "round", "conj", "is_finite", "is_nan",
-           "is_inf", "cast", "saturate_cast", "to_float", "to_double", "to_int32", "to_int64"]
+           "is_inf", "cast", "saturate_cast", "to_float", "to_double", "to_int32", "to_int64",
+           "to_complex64", "to_complex128"]
 
 _SIGNED = "T: {floating, int8, int16, int32, int64, complex64, complex128}"
 _INEXACT = "T: {floating, complex64, complex128}"
@@ -212,3 +213,11 @@ def to_int32(x, name="ToInt32"):
 
 def to_int64(x, name="ToInt64"):
     return cast(x, dtypes.int64, name=name)
+
+
+def to_complex64(x, name="ToComplex64"):
+    return cast(x, dtypes.complex64, name=name)
+
+
+def to_complex128(x, name="ToComplex128"):
+    return cast(x, dtypes.complex128, name=name)
