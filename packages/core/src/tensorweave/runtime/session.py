@@ -15,6 +15,7 @@ from tensorweave.runtime import device_mgr as device_mgr_mod
 from tensorweave.runtime.config import ConfigProto, RunOptions
 from tensorweave.runtime.cost_model import CostModel
 from tensorweave.runtime.fetches import FetchPlan
+from tensorweave.runtime.partition_threads import PartitionThreads
 from tensorweave.runtime.plan import compile_plan
 from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.step import StepState
@@ -65,7 +66,9 @@ class BaseSession:
         else:
             self._device_mgr = device_mgr_mod.DeviceMgr(self._config)
         threads = self._config.inter_op_parallelism_threads or 2
+        # the dataflow executors' helper threads: optional extra hands, which a step never waits to start
         self._pool = ThreadPoolExecutor(max_workers=max(threads, 2) * 2, thread_name_prefix="tensorweave-step")
+        self._partition_threads = PartitionThreads()  # never queues: a step's partitions wait on each other
         self._inter_op_threads = threads
 
     # ---- properties ----------------------------------------------------------------------
@@ -170,7 +173,7 @@ class BaseSession:
             self._active_steps.add(step)
         results = [None] * plan.num_fetches
         try:
-            plan.run(step, feeds, results, self._pool)
+            plan.run(step, feeds, results, self._partition_threads)
             step.rendezvous.finish()
         finally:
             if timer is not None:
@@ -211,6 +214,7 @@ class BaseSession:
         elif self._remote is not None and hasattr(self._remote, "close"):
             self._remote.close()  # TF's CloseSession: the other tasks drop what they kept for this session
         self._pool.shutdown(wait=False)
+        self._partition_threads.shutdown()
 
     def _cancel_steps_of_threads(self, thread_ids, error):
         """Cancels the running steps that ``thread_ids`` started (a stopping queue runner's threads)."""
