@@ -158,12 +158,13 @@ class BaseSession:
         tracing = options is not None and options.trace_level >= RunOptions.SOFTWARE_TRACE
         stats = StepStatsCollector() if tracing and run_metadata is not None else None
         step = StepState(self._remote.rendezvous(plan) if self._remote else LocalRendezvous(), options, stats, self)
-        timeout_ms = (options.timeout_in_ms if options is not None and options.timeout_in_ms else
-                      self._config.operation_timeout_in_ms)
+        timeout_ms, setting = (options.timeout_in_ms if options is not None else 0), "RunOptions.timeout_in_ms"
+        if not timeout_ms or timeout_ms < 0:  # as TF: a run's zero or negative timeout leaves the session's
+            timeout_ms, setting = self._config.operation_timeout_in_ms, "ConfigProto.operation_timeout_in_ms"
         timer = None
         if timeout_ms and timeout_ms > 0:
             timer = threading.Timer(timeout_ms / 1000.0, step.cancel, (errors.DeadlineExceededError(
-                None, None, f"Session.run exceeded its deadline of {timeout_ms} ms"),))
+                None, None, f"Session.run exceeded its deadline of {timeout_ms} ms (set by {setting})"),))
             timer.daemon = True
             timer.start()
         step.thread_id = threading.get_ident()
