@@ -5,6 +5,7 @@ import threading
 
 import pytest
 
+import tensorweave as tf
 from tensorweave.runtime import partition_threads
 from tensorweave.runtime.partition_threads import PartitionThreads
 
@@ -51,5 +52,5 @@ def test_shutdown_ends_idle_threads_and_refuses_new_work():
     for t in [t for t in threading.enumerate() if t.name == "tw-test-shutdown"]:
         t.join(10)
         assert not t.is_alive()
-    with pytest.raises(RuntimeError, match="shut down"):
+    with pytest.raises(tf.errors.CancelledError, match="Session was closed"):
         threads.submit(lambda: None)

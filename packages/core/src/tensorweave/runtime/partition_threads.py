@@ -11,6 +11,8 @@ import queue
 import threading
 from concurrent.futures import Future
 
+from tensorweave import errors
+
 IDLE_SECONDS = 30.0  # how long an idle thread waits for another partition before it ends
 
 
@@ -27,7 +29,7 @@ class PartitionThreads:
         future = Future()
         with self._lock:
             if self._closed:
-                raise RuntimeError("cannot run a partition: its session's threads were shut down")
+                raise errors.CancelledError(None, None, "the Session was closed while this step was starting")
             inbox = self._idle.pop() if self._idle else None
         if inbox is None:
             inbox = queue.SimpleQueue()
