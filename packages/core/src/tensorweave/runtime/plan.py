@@ -42,7 +42,8 @@ class Plan:
         self._has_control_flow = graph_has_control_flow
         self._function_graphs = None
 
-    def run(self, step, feeds, results, pool):
+    def run(self, step, feeds, results, threads):
+        """Runs the first partition on this thread and the others at once on ``threads`` (``PartitionThreads``)."""
         partitions = self.partitions
         if not partitions:  # the passes folded every target away, or other processes run every partition
             return
@@ -51,7 +52,7 @@ class Plan:
             if error is not None:
                 raise error
             return
-        futures = [pool.submit(self._run_one, ex, step, feeds, results) for _, ex in partitions[1:]]
+        futures = [threads.submit(self._run_one, ex, step, feeds, results) for _, ex in partitions[1:]]
         first = self._run_one(partitions[0][1], step, feeds, results)
         errs = [first] + [f.result() for f in futures]
         real = [e for e in errs if e is not None and not isinstance(e, errors.CancelledError)]
