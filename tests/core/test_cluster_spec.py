@@ -77,22 +77,6 @@ def test_from_mpi_asks_the_mpi_transport_for_the_world_size(without_the_distribu
     assert spec.as_dict() == {"ps": ["mpi:rank0", "mpi:rank1"], "worker": ["mpi:rank2", "mpi:rank3", "mpi:rank4"]}
 
 
-def test_local_server_runs_sessions_and_shares_variables():
-    server = tf.train.Server.create_local_server()
-    assert server.target.startswith("local://")
-    assert server.server_def["job_name"] == "localhost" and server.server_def["task_index"] == 0
-    assert tf.train.Server.create_local_server().target != server.target
-    with tf.Graph().as_default():
-        v = tf.Variable(1.0, name="v")
-        with tf.Session(server.target) as sess:
-            sess.run(v.initializer)
-            sess.run(v.assign_add(2.0))
-        with tf.Session(server.target) as sess:  # resources of the target outlive a session
-            assert sess.run(v) == 3.0
-    with pytest.raises(RuntimeError, match="block forever"):
-        server.join()
-
-
 def test_server_arguments_are_checked():
     cluster = tf.train.ClusterSpec({"ps": ["h:1"], "worker": ["h:2", "h:3"]})
     with pytest.raises(ValueError, match="job_name is required"):

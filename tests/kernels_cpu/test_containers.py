@@ -194,3 +194,19 @@ def test_a_session_finalized_while_another_takes_its_id_does_not_hang():
     threading.Thread(target=finalize_inside_the_lock, daemon=True).start()
     assert done.wait(10), "the private-resource lock is not re-entrant: the step would hang"
     assert dead_id not in shared_resources._private
+
+
+def test_local_server_runs_sessions_and_shares_variables():
+    server = tf.train.Server.create_local_server()
+    assert server.target.startswith("local://")
+    assert server.server_def["job_name"] == "localhost" and server.server_def["task_index"] == 0
+    assert tf.train.Server.create_local_server().target != server.target
+    with tf.Graph().as_default():
+        v = tf.Variable(1.0, name="v")
+        with tf.Session(server.target) as sess:
+            sess.run(v.initializer)
+            sess.run(v.assign_add(2.0))
+        with tf.Session(server.target) as sess:  # resources of the target outlive a session
+            assert sess.run(v) == 3.0
+    with pytest.raises(RuntimeError, match="block forever"):
+        server.join()

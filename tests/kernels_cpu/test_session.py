@@ -258,3 +258,20 @@ def test_cycle_not_built_from_loops_is_refused():
     with tf.Session() as s:
         with pytest.raises(tf.errors.InvalidArgumentError, match="cycle"):
             s.run(c)
+
+
+def test_import_graph_def_maps_control_inputs_to_existing_ops():
+    """What a parameter server does when a worker's graph grows: import only the new nodes, wired to the old."""
+    with tf.Graph().as_default() as g1:
+        gate = tf.no_op(name="gate")
+        x = tf.constant(3.0, name="x")
+        with tf.control_dependencies([gate]):
+            tf.identity(x, name="out")
+    new_nodes = tf.GraphDef([n for n in g1.as_graph_def().node if n.name == "out"])
+    with tf.Graph().as_default():
+        old_gate, old_x = tf.no_op(name="gate"), tf.constant(3.0, name="x")
+        (out,) = tf.import_graph_def(new_nodes, input_map={"x:0": old_x, "^gate": old_gate},
+                                     return_elements=["out:0"], name="")
+        assert out.name == "out:0" and out.op.inputs[0] is old_x and out.op.control_inputs == [old_gate]
+        with tf.Session() as sess:
+            assert sess.run(out) == 3.0

@@ -9,6 +9,7 @@ __version__ = "0.1.0"
 import sys as _sys  # noqa: E402
 
 from tensorweave import dtypes, errors, plugins  # noqa: E402 - plugins installs the loader the registries use
+from tensorweave.errors import OpError  # noqa: E402,F401
 from tensorweave.dtypes import (  # noqa: E402,F401
     DType, as_dtype, bool, complex64, complex128, double, float16, float32, float64, half, int8, int16, int32,
     int64, resource, string, uint8, uint16, uint32, uint64, variant,
@@ -72,8 +73,11 @@ from tensorweave.runtime.config import (  # noqa: E402,F401
 from tensorweave.runtime.session import InteractiveSession, Session  # noqa: E402,F401
 
 from tensorweave import (  # noqa: E402,F401
-    compat, debugging, extension, layers, losses, math, nn, queue, random, test, train,
+    compat, debugging, extension, image, layers, losses, math, nn, queue, random, test, train,
 )
+
+from tensorweave import app, examples, flags, gfile, io, logging  # noqa: E402,F401
+from tensorweave.logging import get_logger  # noqa: E402,F401
 
 compat.v1 = _sys.modules[__name__]
 _sys.modules[__name__ + ".compat.v1"] = compat.v1

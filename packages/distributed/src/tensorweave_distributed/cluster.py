@@ -188,7 +188,3 @@ class MpiMaster:
             text = repr(([t.name for t in fetches], [o.name for o in targets], [t.name for t in feeds]))
             digest = self._digests[plan] = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
         return digest
-
-
-def master_factory(target, config):
-    return MpiMaster(target, config)

@@ -1,7 +1,7 @@
 """The plugin entry point of tensorweave-distributed: the collective ops and their kernels, and the
 ``mpi://`` session target (Send/Recv between processes), whose transport also says which rank is the chief."""
 
-from tensorweave.extension import hookimpl
+from tensorweave.hookspecs import hookimpl
 
 
 @hookimpl

@@ -1,6 +1,6 @@
 """The plugin entry point: the summary ops, their CPU kernels, and ``tf.summary``."""
 
-from tensorweave.extension import hookimpl
+from tensorweave.hookspecs import hookimpl
 
 
 @hookimpl

@@ -29,10 +29,6 @@ INDEX_SUFFIX = ".index"
 _DATA_MARK = ".data-"
 
 
-def data_path(prefix, shard, num_shards):
-    return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}"
-
-
 def index_path(prefix):
     return prefix + INDEX_SUFFIX
 

@@ -112,11 +112,6 @@ def canonical_name(spec):
     return DeviceSpec.from_string(spec).to_string()
 
 
-def merge_device(outer, inner):
-    """The device an op gets inside ``with device(inner)`` nested in ``with device(outer)``."""
-    return DeviceSpec.from_string(outer).merge_from(DeviceSpec.from_string(inner)).to_string()
-
-
 def short_device(device_name):
     """``/job:w/replica:0/task:1/device:CPU:0`` -> ``w_1_CPU_0`` (``CPU_0`` for this process's job)."""
     if not device_name:

@@ -39,7 +39,10 @@ class Layer:
 
     _base_name = "layer"
 
-    def __init__(self, trainable=True, name=None, dtype=None, activity_regularizer=None, _reuse=None, **unused):
+    def __init__(self, trainable=True, name=None, dtype=None, activity_regularizer=None, _reuse=None,
+                 input_shape=None, batch_input_shape=None, batch_size=None):
+        # input_shape, batch_input_shape and batch_size are TF1's for the first layer of a Keras model; a layer
+        # called on a tensor takes that tensor's shape, in TF1 as here, so they are accepted and ignored
         self.trainable = trainable
         self._name = name
         self.dtype = dtype

@@ -27,9 +27,17 @@ class BatchNormalization(Layer):
                  beta_initializer=init_ops.zeros_initializer(), gamma_initializer=init_ops.ones_initializer(),
                  moving_mean_initializer=init_ops.zeros_initializer(),
                  moving_variance_initializer=init_ops.ones_initializer(), beta_regularizer=None,
-                 gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, fused=None, trainable=True,
-                 name=None, **kwargs):
+                 gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, renorm=False,
+                 renorm_clipping=None, renorm_momentum=0.99, fused=None, trainable=True, virtual_batch_size=None,
+                 adjustment=None, name=None, **kwargs):
         super().__init__(trainable=trainable, name=name, **kwargs)
+        # TF1's arguments for batch renormalization, ghost batches and adjusted moments: refused unless left at
+        # their defaults (renorm_clipping and renorm_momentum only matter with renorm)
+        for argument, value in (("renorm", renorm), ("virtual_batch_size", virtual_batch_size),
+                                ("adjustment", adjustment)):
+            if value not in (False, None):
+                raise ValueError(f"BatchNormalization({argument}={value!r}) is not supported; leave {argument} "
+                                 f"at its default")
         if isinstance(axis, (list, tuple)):
             if len(axis) != 1:
                 raise ValueError(f"BatchNormalization normalizes with one feature axis, got axis={axis!r}")
@@ -118,12 +126,12 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
                         moving_mean_initializer=init_ops.zeros_initializer(),
                         moving_variance_initializer=init_ops.ones_initializer(), beta_regularizer=None,
                         gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, training=False,
-                        trainable=True, name=None, reuse=None, renorm=False, fused=None, **unused):
+                        trainable=True, name=None, reuse=None, renorm=False, renorm_clipping=None,
+                        renorm_momentum=0.99, fused=None, virtual_batch_size=None, adjustment=None):
     """TF1's ``tf.layers.batch_normalization``; its moving-average updates go to ``GraphKeys.UPDATE_OPS``."""
-    if renorm:
-        raise ValueError("batch_normalization(renorm=True) is not supported; leave renorm=False")
     layer = BatchNormalization(axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
                                moving_mean_initializer, moving_variance_initializer, beta_regularizer,
-                               gamma_regularizer, beta_constraint, gamma_constraint, fused, trainable, name,
+                               gamma_regularizer, beta_constraint, gamma_constraint, renorm, renorm_clipping,
+                               renorm_momentum, fused, trainable, virtual_batch_size, adjustment, name,
                                _reuse=reuse)
     return layer(inputs, training=training)

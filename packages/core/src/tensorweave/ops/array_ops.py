@@ -11,7 +11,7 @@ from tensorweave.framework import common_shapes, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, numpy_value
-from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
+from tensorweave.framework.tensor_util import constant_value
 
 DEFS = OpDefList()
 
@@ -19,7 +19,7 @@ __all__ = ["constant", "placeholder", "placeholder_with_default", "identity", "i
 
 # ---- Const ------------------------------------------------------------------------------------------
 CONST = DEFS.define("Const", outputs=["output: dtype"], attrs=["value: tensor", "dtype: type"],
-                    grad=NOT_DIFFERENTIABLE, doc="A constant tensor; its value is an attr.")
+                    grad=NOT_DIFFERENTIABLE, outputs_borrowed=True, doc="A constant tensor; its value is an attr.")
 
 
 @CONST.set_shape_fn
@@ -27,7 +27,7 @@ def _const_shape(op):
     return tensor_shape.TensorShape(op.get_attr("value").shape)
 
 
-@register_constant_evaluator("Const")
+@CONST.set_constant_fn
 def _const_value(op, index):
     return op.get_attr("value")
 
@@ -56,7 +56,7 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
 
 # ---- Placeholder ------------------------------------------------------------------------------------
 PLACEHOLDER = DEFS.define("Placeholder", outputs=["output: dtype"], attrs=["dtype: type", "shape: shape"],
-                          grad=NOT_DIFFERENTIABLE, doc="A value that must be fed.")
+                          grad=NOT_DIFFERENTIABLE, is_placeholder=True, doc="A value that must be fed.")
 
 
 @PLACEHOLDER.set_shape_fn
@@ -72,7 +72,7 @@ def placeholder(dtype, shape=None, name=None):
 
 PLACEHOLDER_WITH_DEFAULT = DEFS.define(
     "PlaceholderWithDefault", inputs=["input: dtype"], outputs=["output: dtype"],
-    attrs=["dtype: type", "shape: shape"], doc="Passes its input through unless fed.")
+    attrs=["dtype: type", "shape: shape"], is_placeholder=True, doc="Passes its input through unless fed.")
 
 
 @PLACEHOLDER_WITH_DEFAULT.set_shape_fn
@@ -95,7 +95,7 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TF's argu
 
 # ---- Identity ---------------------------------------------------------------------------------------
 IDENTITY = DEFS.define("Identity", inputs=["input: T"], outputs=["output: T"], attrs=["T: any"],
-                       shape_fn=common_shapes.unchanged_shape, doc="Returns its input.")
+                       shape_fn=common_shapes.unchanged_shape, is_pass_through=True, doc="Returns its input.")
 
 
 @IDENTITY.set_gradient
@@ -103,7 +103,7 @@ def _identity_grad(op, grad):
     return [grad]
 
 
-@register_constant_evaluator("Identity")
+@IDENTITY.set_constant_fn
 def _identity_value(op, index):
     return constant_value(op.inputs[0])
 
@@ -113,7 +113,7 @@ def identity(input, name=None):  # noqa: A002
 
 
 IDENTITY_N = DEFS.define("IdentityN", inputs=["input: T"], outputs=["output: T"], attrs=["T: list(any)"],
-                         doc="Returns its list of inputs, in one op.")
+                         is_pass_through=True, doc="Returns its list of inputs, in one op.")
 
 
 @IDENTITY_N.set_shape_fn
@@ -138,14 +138,14 @@ SNAPSHOT.set_gradient(lambda op, grad: [grad])
 
 # ---- StopGradient, PreventGradient -------------------------------------------------------------------------------------
 STOP_GRADIENT = DEFS.define("StopGradient", inputs=["input: T"], outputs=["output: T"], attrs=["T: any"],
-                            shape_fn=common_shapes.unchanged_shape, grad=NOT_DIFFERENTIABLE,
+                            shape_fn=common_shapes.unchanged_shape, grad=NOT_DIFFERENTIABLE, is_pass_through=True,
                             doc="Returns its input; gradients do not flow through it.")
 PREVENT_GRADIENT = DEFS.define("PreventGradient", inputs=["input: T"], outputs=["output: T"],
                                attrs=["T: any", "message: string = ''"], shape_fn=common_shapes.unchanged_shape,
-                               doc="Returns its input; differentiating through it is an error.")
+                               is_pass_through=True, doc="Returns its input; differentiating through it is an error.")
 
-for _op_type in ("StopGradient", "PreventGradient", "Snapshot"):
-    register_constant_evaluator(_op_type)(_identity_value)
+for _op_def in (STOP_GRADIENT, PREVENT_GRADIENT, SNAPSHOT):
+    _op_def.set_constant_fn(_identity_value)
 
 
 @PREVENT_GRADIENT.set_gradient

@@ -12,7 +12,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
+from tensorweave.framework.tensor_util import constant_value
 from tensorweave.ops import reduction_ops, shape_ops
 
 DEFS = OpDefList()
@@ -53,7 +53,7 @@ def _broadcast_gradient_args_shape(op):
     return [tensor_shape.TensorShape([None]), tensor_shape.TensorShape([None])]
 
 
-@register_constant_evaluator("BroadcastGradientArgs")
+@BROADCAST_GRADIENT_ARGS.set_constant_fn
 def _broadcast_gradient_args_value(op, index):
     s0, s1 = (constant_value(t) for t in op.inputs)
     if s0 is None or s1 is None:

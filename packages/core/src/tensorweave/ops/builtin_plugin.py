@@ -44,6 +44,9 @@ OP_MODULES = (
     "tensorweave.ops.state_ops",
     "tensorweave.ops.tensor_array_ops",
     "tensorweave.ops.training_ops",
+    "tensorweave.ops.image_resize_ops",
+    "tensorweave.ops.image_color_ops",
+    "tensorweave.ops.image_codec_ops",
 )
 
 

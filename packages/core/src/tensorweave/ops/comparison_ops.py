@@ -17,7 +17,8 @@ def _compare(op_type, py_name, type_attr, doc, inputs=("x: T", "y: T"), attrs=No
     """Defines a broadcasting op with a bool result (no gradient) and returns (OpDef, wrapper)."""
     attrs = [type_attr] if attrs is None else attrs
     op_def = DEFS.define(op_type, inputs=list(inputs), outputs=["z: bool"], attrs=attrs,
-                         shape_fn=common_shapes.broadcast_binary_shape, grad=NOT_DIFFERENTIABLE, doc=doc)
+                         shape_fn=common_shapes.broadcast_binary_shape, grad=NOT_DIFFERENTIABLE, is_elementwise=True,
+                         doc=doc)
 
     def wrapper(x, y, name=None):
         return apply_op(op_type, [x, y], name=name or op_type)
@@ -37,7 +38,7 @@ NOT_EQUAL, not_equal = _compare("NotEqual", "not_equal", _EQUALITY, "x != y.")
 LOGICAL_AND, logical_and = _compare("LogicalAnd", "logical_and", None, "x AND y.", ("x: bool", "y: bool"), [])
 LOGICAL_OR, logical_or = _compare("LogicalOr", "logical_or", None, "x OR y.", ("x: bool", "y: bool"), [])
 LOGICAL_NOT = DEFS.define("LogicalNot", inputs=["x: bool"], outputs=["y: bool"], shape_fn=common_shapes.unchanged_shape,
-                          grad=NOT_DIFFERENTIABLE, doc="NOT x.")
+                          grad=NOT_DIFFERENTIABLE, is_elementwise=True, doc="NOT x.")
 
 
 def logical_not(x, name=None):
@@ -52,9 +53,11 @@ def logical_xor(x, y, name="LogicalXor"):
 
 # ---- Select (TF1's where) and SelectV2 (broadcasting) ---------------------------------------------------------------
 SELECT = DEFS.define("Select", inputs=["condition: bool", "t: T", "e: T"], outputs=["output: T"], attrs=["T: any"],
+                     is_elementwise=True, broadcast_inputs=(1, 2),
                      doc="t where condition, else e; condition has t's shape, is a scalar, or a vector over t's rows.")
 SELECT_V2 = DEFS.define("SelectV2", inputs=["condition: bool", "t: T", "e: T"], outputs=["output: T"],
-                        attrs=["T: any"], doc="t where condition, else e, all three broadcasting like numpy.")
+                        attrs=["T: any"], is_elementwise=True,
+                        doc="t where condition, else e, all three broadcasting like numpy.")
 
 
 @SELECT.set_shape_fn
@@ -124,7 +127,7 @@ def where_v2(condition, x=None, y=None, name=None):
 
 # ---- ClipByValue ----------------------------------------------------------------------------------------------------
 CLIP_BY_VALUE = DEFS.define("ClipByValue", inputs=["t: T", "clip_value_min: T", "clip_value_max: T"],
-                            outputs=["output: T"], attrs=["T: real"],
+                            outputs=["output: T"], attrs=["T: real"], is_elementwise=True, broadcast_inputs=(0,),
                             doc="min(max(t, clip_value_min), clip_value_max) elementwise; the bounds broadcast to t.")
 
 

@@ -14,7 +14,7 @@ from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like, numpy_value
-from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape, register_constant_evaluator
+from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape
 from tensorweave.ops import array_ops, fill_ops, gather_ops, math_ops, shape_ops, unary_math_ops
 from tensorweave.ops.array_ops import constant_from_numpy
 
@@ -102,10 +102,19 @@ def _concat_value(values, axis, dtype):
     return np.concatenate(arrays, axis).astype(dtype.as_numpy_dtype, copy=False)
 
 
-register_constant_evaluator("ConcatV2")(
+CONCAT_V2.set_constant_fn(
     lambda op, index: _concat_value(op.inputs[:-1], op.inputs[-1], op.outputs[0].dtype))
-register_constant_evaluator("Concat")(
+CONCAT.set_constant_fn(
     lambda op, index: _concat_value(op.inputs[1:], op.inputs[0], op.outputs[0].dtype))
+
+
+@CONCAT_V2.set_shape_value_fn
+def _concat_v2_shape_value(op, index):
+    """Shape vectors joined: each part's known entries, in order."""
+    result = tensor_shape.TensorShape([])
+    for t in op.inputs[:-1]:
+        result = result.concatenate(constant_value_as_shape(t))
+    return result
 
 
 def _dense(grad):
@@ -301,12 +310,22 @@ def _unpack_shape(op):
     return [tensor_shape.TensorShape(dims[:axis] + dims[axis + 1:])] * num
 
 
-@register_constant_evaluator("Pack")
+@PACK.set_constant_fn
 def _pack_value(op, index):
     arrays = [constant_value(t) for t in op.inputs]
     if any(a is None for a in arrays):
         return None
     return np.stack(arrays, op.get_attr("axis")).astype(op.outputs[0].dtype.as_numpy_dtype, copy=False)
+
+
+@PACK.set_shape_value_fn
+def _pack_shape_value(op, index):
+    """A shape vector stacked from scalars: the known ones (not -1) are known dimensions."""
+    dims = []
+    for t in op.inputs:
+        v = constant_value(t)
+        dims.append(None if v is None or int(v) < 0 else int(v))
+    return tensor_shape.TensorShape(dims)
 
 
 PACK.set_gradient(lambda op, grad: unstack(_dense(grad), num=len(op.inputs), axis=op.get_attr("axis")))

@@ -22,7 +22,8 @@ DEFS = OpDefList()
 
 __all__ = ["no_op", "group", "tuple", "with_dependencies"]
 
-DEFS.define("NoOp", grad=NOT_DIFFERENTIABLE, doc="Does nothing; useful as a target with control inputs.")
+DEFS.define("NoOp", grad=NOT_DIFFERENTIABLE, is_pass_through=True,  # hands on nothing, so it costs nothing
+            doc="Does nothing; useful as a target with control inputs.")
 DEFS.define("ControlTrigger", grad=NOT_DIFFERENTIABLE,
             doc="Does nothing, and is live even when its control inputs are dead: a scheduling barrier "
                 "for loop-gradient stacks.")

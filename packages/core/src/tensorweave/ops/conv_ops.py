@@ -3,6 +3,7 @@
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.flops import input_dims, num_elements
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value_as_shape
@@ -18,14 +19,38 @@ _CONV_ATTRS = ["T: {float16, float32, float64}", "strides: list(int)", "use_cudn
                "padding: {'SAME', 'VALID', 'EXPLICIT'}", "explicit_paddings: list(int) = []",
                "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "dilations: list(int) = [1, 1, 1, 1]"]
 
+
+def _conv_flops(node):
+    """Two operations per output element and filter tap (height x width x input channels)."""
+    filt = input_dims(node, 1)
+    if filt is None or len(filt) != 4:
+        return None
+    return 2 * num_elements(node.output_shapes[0]) * filt[0] * filt[1] * filt[2]
+
+
+def _backprop_flops(node, filt):
+    """Two operations per element of the incoming gradient and filter tap (9 taps when the filter is unknown)."""
+    grad = input_dims(node, 2)
+    if grad is None:
+        return None
+    taps = filt[0] * filt[1] * filt[2] if filt is not None and len(filt) == 4 else 9
+    n = 1
+    for d in grad:
+        n *= d
+    return 2 * n * taps
+
+
 CONV2D = DEFS.define("Conv2D", inputs=["input: T", "filter: T"], outputs=["output: T"], attrs=_CONV_ATTRS,
+                     flops_fn=_conv_flops, is_intra_op_parallel=True,
                      doc="Cross-correlates a 4-D input with a [height, width, in, out] filter.")
 CONV2D_BACKPROP_INPUT = DEFS.define(
     "Conv2DBackpropInput", inputs=["input_sizes: int32", "filter: T", "out_backprop: T"], outputs=["output: T"],
-    attrs=_CONV_ATTRS, doc="The gradient of Conv2D with respect to its input (a transposed convolution).")
+    attrs=_CONV_ATTRS, flops_fn=lambda node: _backprop_flops(node, input_dims(node, 1)), is_intra_op_parallel=True,
+    doc="The gradient of Conv2D with respect to its input (a transposed convolution).")
 CONV2D_BACKPROP_FILTER = DEFS.define(
     "Conv2DBackpropFilter", inputs=["input: T", "filter_sizes: int32", "out_backprop: T"], outputs=["output: T"],
-    attrs=_CONV_ATTRS, doc="The gradient of Conv2D with respect to its filter.")
+    attrs=_CONV_ATTRS, flops_fn=lambda node: _backprop_flops(node, None), is_intra_op_parallel=True,
+    doc="The gradient of Conv2D with respect to its filter.")
 
 
 def conv_output_shape(input_shape, filter_shape, op):

@@ -12,7 +12,7 @@ from tensorweave.framework import common_shapes, graph as graph_mod, tensor_shap
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like
-from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape, register_constant_evaluator
+from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape
 from tensorweave.ops import array_ops, reduction_ops, shape_ops
 
 DEFS = OpDefList()
@@ -39,7 +39,7 @@ def _fill_shape(op):
     return constant_value_as_shape(dims)
 
 
-@register_constant_evaluator("Fill")
+@FILL.set_constant_fn
 def _fill_value(op, index):
     dims, value = (constant_value(t) for t in op.inputs)
     if dims is None or value is None or int(np.prod(dims, dtype=np.int64)) > _LARGEST_FOLDED:
@@ -85,8 +85,8 @@ def _one(dtype):
     return True if dtype is dtypes.bool else 1
 
 
-register_constant_evaluator("ZerosLike")(_like_value(_zero))
-register_constant_evaluator("OnesLike")(_like_value(_one))
+ZEROS_LIKE.set_constant_fn(_like_value(_zero))
+ONES_LIKE.set_constant_fn(_like_value(_one))
 
 
 # ---- wrappers -------------------------------------------------------------------------------------------------------

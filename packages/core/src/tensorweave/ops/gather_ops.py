@@ -16,7 +16,7 @@ from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import (
-    constant_value, constant_value_as_shape, register_constant_evaluator,
+    constant_value, constant_value_as_shape,
 )
 from tensorweave.ops import (
     concat_split_ops, math_ops, range_ops, reduction_ops, segment_ops, shape_ops, transpose_ops, unary_math_ops,
@@ -137,13 +137,13 @@ def _fold(op, axis, batch_dims):
     return np.take(params, indices, axis=axis)
 
 
-@register_constant_evaluator("GatherV2")
+@GATHER_V2.set_constant_fn
 def _gather_v2_value(op, index):
     axis = constant_value(op.inputs[2])
     return None if axis is None else _fold(op, int(axis), op.get_attr("batch_dims"))
 
 
-register_constant_evaluator("Gather")(lambda op, index: _fold(op, 0, 0))
+GATHER.set_constant_fn(lambda op, index: _fold(op, 0, 0))
 
 
 # ---- gradients ----------------------------------------------------------------------------------------------------------

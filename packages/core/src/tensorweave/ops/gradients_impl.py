@@ -9,6 +9,7 @@ import contextlib
 
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod
+from tensorweave.framework.apply_op import get_op_def
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE
 from tensorweave.framework.tensor import Tensor
@@ -16,10 +17,10 @@ from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import concat_split_ops, control_flow_ops, fill_ops, math_ops
 from tensorweave.ops.control_flow_context import is_loop_exit, is_loop_switch
 
-__all__ = ["gradients", "RegisterGradient", "NotDifferentiable", "NoGradient", "stop_gradient_ops",
+__all__ = ["gradients", "RegisterGradient", "NotDifferentiable", "NoGradient", "no_gradient", "stop_gradient_ops",
            "AggregationMethod"]
 
-_custom_gradients = {}
+_named_gradients = {}  # name -> gradient, for gradient_override_map (TF's RegisterGradient names)
 
 
 class AggregationMethod:
@@ -30,8 +31,9 @@ class AggregationMethod:
 
 
 class RegisterGradient:
-    """Decorator registering a gradient under a name, for ``gradient_override_map`` or for op
-    types whose definition has none: ``@tf.RegisterGradient("MySquare") def _(op, grad): ...``."""
+    """Decorator registering a gradient under a name, for ``gradient_override_map``:
+    ``@tf.RegisterGradient("MySquare") def _(op, grad): ...``. A name that is a registered op type without a
+    gradient also becomes that op's gradient (its ``OpDef.grad``, as ``set_gradient`` beside it would set)."""
 
     def __init__(self, op_type):
         if not isinstance(op_type, str):
@@ -39,32 +41,42 @@ class RegisterGradient:
         self._op_type = op_type
 
     def __call__(self, fn):
-        if self._op_type in _custom_gradients:
+        if self._op_type in _named_gradients:
             raise KeyError(f"a gradient named {self._op_type!r} is already registered")
-        _custom_gradients[self._op_type] = fn
+        _named_gradients[self._op_type] = fn
+        _give_op(self._op_type, fn)
         return fn
 
 
 def NotDifferentiable(op_type):  # noqa: N802 - TF's name
     """Declares that ops of ``op_type`` pass no gradient to their inputs."""
-    _custom_gradients[op_type] = NOT_DIFFERENTIABLE
+    _named_gradients[op_type] = NOT_DIFFERENTIABLE
+    _give_op(op_type, NOT_DIFFERENTIABLE)
 
 
 NoGradient = NotDifferentiable
+no_gradient = NotDifferentiable
+
+
+def _give_op(op_type, grad):
+    """Sets the gradient of a registered op type that has none (a gradient its definition set stays)."""
+    try:
+        op_def = get_op_def(op_type)
+    except LookupError:
+        return
+    if op_def.grad is None:
+        op_def.grad = grad
 
 
 def get_gradient_function(op):
     override = op._attrs.get("_gradient_op_type")
     if override is not None:
         try:
-            return _custom_gradients[override]
+            return _named_gradients[override]
         except KeyError:
             raise LookupError(f"gradient_override_map names {override!r} for op {op.name!r}, but no gradient "
                               f"is registered under that name (use @tf.RegisterGradient)") from None
-    grad = op.op_def.grad
-    if grad is None:
-        grad = _custom_gradients.get(op.type)
-    return grad
+    return op.op_def.grad
 
 
 def stop_gradient_ops(stop_gradients):

@@ -36,7 +36,7 @@ def _binary(op_type, py_name, type_attr, doc, grad=None, commutative=False):
     """Defines a broadcasting elementwise op ``z = f(x, y)`` and returns (OpDef, wrapper named ``py_name``)."""
     op_def = DEFS.define(op_type, inputs=["x: T", "y: T"], outputs=["z: T"], attrs=[type_attr],
                          shape_fn=common_shapes.broadcast_binary_shape, grad=grad, is_commutative=commutative,
-                         doc=doc)
+                         is_elementwise=True, doc=doc)
 
     def wrapper(x, y, name=None):
         return apply_op(op_type, [x, y], name=name or op_type)
@@ -190,7 +190,7 @@ def scalar_mul(scalar, x, name=None):
 
 # ---- AddN ----------------------------------------------------------------------------------------------------------
 ADD_N = DEFS.define("AddN", inputs=["inputs: N * T"], outputs=["sum: T"],
-                    attrs=["N: int >= 1", "T: {numeric, variant}"], is_commutative=True,
+                    attrs=["N: int >= 1", "T: {numeric, variant}"], is_commutative=True, is_elementwise=True,
                     doc="The sum of N tensors of one shape (used to sum gradient paths).")
 
 

@@ -33,9 +33,10 @@ def _activation(name, type_attr, backprop_from, extra_attrs=(), doc=""):
     """Defines ``name`` and ``name + "Grad"``; the gradient op reads the op's input or its output."""
     attrs = [type_attr, *extra_attrs]
     forward = DEFS.define(name, inputs=["features: T"], outputs=["activations: T"], attrs=attrs,
-                          shape_fn=common_shapes.unchanged_shape, doc=doc)
+                          shape_fn=common_shapes.unchanged_shape, is_elementwise=True, doc=doc)
     backward = DEFS.define(f"{name}Grad", inputs=["gradients: T", f"{backprop_from}: T"], outputs=["backprops: T"],
-                           attrs=attrs, shape_fn=common_shapes.unchanged_shape, doc=f"The gradient of {name}.")
+                           attrs=attrs, shape_fn=common_shapes.unchanged_shape, is_elementwise=True,
+                           doc=f"The gradient of {name}.")
 
     @forward.set_gradient
     def _grad(op, grad):
@@ -140,8 +141,8 @@ def crelu(features, name=None, axis=-1):
 # ---- BiasAdd --------------------------------------------------------------------------------------------------
 _NUMERIC = "T: {float16, float32, float64, int8, int16, int32, int64, uint8, complex64, complex128}"
 BIAS_ADD = DEFS.define("BiasAdd", inputs=["value: T", "bias: T"], outputs=["output: T"],
-                       attrs=[_NUMERIC, "data_format: {'NHWC', 'NCHW'} = 'NHWC'"],
-                       doc="Adds a 1-D bias along the channel axis (last, or 1 for NCHW).")
+                       attrs=[_NUMERIC, "data_format: {'NHWC', 'NCHW'} = 'NHWC'"], is_elementwise=True,
+                       broadcast_inputs=(0,), doc="Adds a 1-D bias along the channel axis (last, or 1 for NCHW).")
 BIAS_ADD_GRAD = DEFS.define("BiasAddGrad", inputs=["out_backprop: T"], outputs=["output: T"],
                             attrs=[_NUMERIC, "data_format: {'NHWC', 'NCHW'} = 'NHWC'"],
                             doc="Sums out_backprop over every axis but the channel axis.")

@@ -182,7 +182,7 @@ def fixed_size_partitioner(num_shards, axis=0):
     if num_shards < 1:
         raise ValueError(f"num_shards must be at least 1, got {num_shards}")
 
-    def partitioner(shape, **unused):
+    def partitioner(shape, dtype=None):  # a fixed count needs no dtype
         partitions = [1] * len(shape)
         partitions[axis] = min(num_shards, shape[axis].value)
         return partitions

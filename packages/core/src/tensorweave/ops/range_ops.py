@@ -9,7 +9,7 @@ from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
+from tensorweave.framework.tensor_util import constant_value
 from tensorweave.ops import unary_math_ops
 
 DEFS = OpDefList()
@@ -46,7 +46,7 @@ def _range_shape(op):
     return tensor_shape.TensorShape([range_size(*(v.item() for v in values))])
 
 
-@register_constant_evaluator("Range")
+@RANGE.set_constant_fn
 def _range_value(op, index):
     values = [constant_value(t) for t in op.inputs]
     if any(v is None for v in values) or op.outputs[0].shape[0].value is None or \

@@ -22,7 +22,8 @@ from tensorweave.ops import (
 DEFS = OpDefList()
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_all", "reduce_any",
-           "reduce_logsumexp", "reduce_variance", "reduce_std", "count_nonzero", "argmax", "argmin"]
+           "reduce_logsumexp", "reduce_variance", "reduce_std", "count_nonzero", "argmax", "argmin",
+           "arg_max", "arg_min"]
 
 
 def _static_axes(op):
@@ -328,3 +329,13 @@ def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64
 def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
     """The index of the smallest value along ``axis`` (default 0; TF1's ``dimension`` is accepted)."""
     return _arg("ArgMin", input, axis, name, dimension, output_type)
+
+
+def arg_max(input, dimension, output_type=dtypes.int64, name=None):  # noqa: A002
+    """TF 1.x's deprecated name for ArgMax, with the raw op's signature: ``dimension`` is required."""
+    return _arg("ArgMax", input, dimension, name, None, output_type)
+
+
+def arg_min(input, dimension, output_type=dtypes.int64, name=None):  # noqa: A002
+    """TF 1.x's deprecated name for ArgMin, with the raw op's signature: ``dimension`` is required."""
+    return _arg("ArgMin", input, dimension, name, None, output_type)

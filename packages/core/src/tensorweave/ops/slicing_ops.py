@@ -17,7 +17,7 @@ from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like
 from tensorweave.framework.tensor_util import (
-    constant_value, constant_value_as_shape, register_constant_evaluator,
+    constant_value, constant_value_as_shape,
 )
 from tensorweave.ops import fill_ops, shape_ops, state_ops, unary_math_ops
 from tensorweave.ops.control_flow_context import replace_value
@@ -131,7 +131,7 @@ def _ones_like_vector(v):
     return fill_ops.ones_like(v)
 
 
-@register_constant_evaluator("Slice")
+@SLICE.set_constant_fn
 def _slice_value(op, index):
     x, begin, size = (constant_value(t) for t in op.inputs)
     if x is None or begin is None or size is None:
@@ -201,7 +201,7 @@ def _strided_slice_grad_grad(op, grad):
                                              _masks(op), name="StridedSlice")]
 
 
-@register_constant_evaluator("StridedSlice")
+@STRIDED_SLICE.set_constant_fn
 def _strided_slice_value(op, index):
     x, begin, end, strides = (constant_value(t) for t in op.inputs)
     if x is None or begin is None or end is None or strides is None:

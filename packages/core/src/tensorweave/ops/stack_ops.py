@@ -40,7 +40,3 @@ def stack_push(handle, elem, swap_memory=False, name=None):
 
 def stack_pop(handle, elem_type, name=None):
     return apply_op("StackPopV2", [handle], {"elem_type": dtypes.as_dtype(elem_type)}, name=name or "StackPop")
-
-
-def stack_close(handle, name=None):
-    return apply_op("StackCloseV2", [handle], name=name or "StackClose")

@@ -206,11 +206,6 @@ def resource_count_up_to(handle, limit, dtype, name=None):
     return apply_op("ResourceCountUpTo", [handle], {"limit": limit, "T": dtype}, name=name or "ResourceCountUpTo")
 
 
-def destroy_resource_op(handle, ignore_lookup_error=True, name=None):
-    return apply_op("DestroyResourceOp", [handle], {"ignore_lookup_error": ignore_lookup_error},
-                    name=name or "DestroyResourceOp")
-
-
 # ---- TF1's functions over variables ------------------------------------------------------------------------
 def _variable(ref, fn_name):
     if not hasattr(ref, "assign_add") or not hasattr(ref, "handle"):

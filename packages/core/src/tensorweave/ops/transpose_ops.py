@@ -11,7 +11,7 @@ from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
+from tensorweave.framework.tensor_util import constant_value
 from tensorweave.ops import concat_split_ops, range_ops, shape_ops, unary_math_ops
 
 DEFS = OpDefList()
@@ -104,7 +104,7 @@ def _invert_permutation_shape(op):
     return op.inputs[0].shape if op.inputs[0].shape.ndims is not None else tensor_shape.unknown_shape(1)
 
 
-@register_constant_evaluator("InvertPermutation")
+@INVERT_PERMUTATION.set_constant_fn
 def _invert_permutation_value(op, index):
     value = constant_value(op.inputs[0])
     if value is None:

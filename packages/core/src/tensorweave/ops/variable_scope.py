@@ -111,8 +111,12 @@ class VariableScope:
 
     def get_variable(self, var_store, name, shape=None, dtype=None, initializer=None, regularizer=None,
                      reuse=None, trainable=None, collections=None, caching_device=None, partitioner=None,
-                     validate_shape=True, use_resource=None, custom_getter=None, constraint=None, **unused):
-        """``var_store.get_variable`` with this scope's defaults and its name as prefix."""
+                     validate_shape=True, use_resource=None, custom_getter=None, constraint=None,
+                     synchronization=None, aggregation=None):
+        """``var_store.get_variable`` with this scope's defaults and its name as prefix.
+
+        ``use_resource``, ``synchronization`` and ``aggregation`` are TF1's and ignored: every variable here is
+        one kind, and there are no distribution strategies to synchronize or aggregate for."""
         full_name = f"{self._name}/{name}" if self._name else name  # "" names the scope itself ("scope/")
         if reuse is None:
             reuse = self._reuse
@@ -218,8 +222,8 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
 
 def get_local_variable(name, shape=None, dtype=None, initializer=None, regularizer=None, trainable=False,
                        collections=None, caching_device=None, partitioner=None, validate_shape=True,
-                       use_resource=None, custom_getter=None, constraint=None, **unused):
-    """As get_variable, in LOCAL_VARIABLES and not trainable."""
+                       use_resource=None, custom_getter=None, constraint=None, synchronization=None, aggregation=None):
+    """As get_variable, in LOCAL_VARIABLES and not trainable (``synchronization``, ``aggregation`` ignored)."""
     collections = [GraphKeys.LOCAL_VARIABLES] + list(collections or [])
     return get_variable(name, shape, dtype, initializer, regularizer, False, collections, caching_device,
                         partitioner, validate_shape, use_resource, custom_getter, constraint)

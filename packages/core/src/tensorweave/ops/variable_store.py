@@ -53,7 +53,7 @@ class VariableStore:
 
     def get_variable(self, name, shape=None, dtype=dtypes.float32, initializer=None, regularizer=None, reuse=None,
                      trainable=None, collections=None, caching_device=None, partitioner=None, validate_shape=True,
-                     custom_getter=None, constraint=None, **unused):
+                     custom_getter=None, constraint=None):
         dtype = dtypes.as_dtype(dtype)
         trainable = True if trainable is None else trainable
         kwargs = dict(shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer, reuse=reuse,
@@ -67,7 +67,9 @@ class VariableStore:
 
     def _true_getter(self, name, shape=None, dtype=dtypes.float32, initializer=None, regularizer=None, reuse=None,
                      trainable=True, collections=None, caching_device=None, partitioner=None, validate_shape=True,
-                     constraint=None, **unused):
+                     constraint=None, use_resource=None, synchronization=None, aggregation=None):
+        # A custom getter may pass TF1's use_resource, synchronization and aggregation on: ignored, as in
+        # VariableScope.get_variable.
         dtype = dtypes.as_dtype(dtype)
         args = (name, shape, dtype, initializer, regularizer, reuse, trainable, collections, caching_device,
                 validate_shape, constraint)

@@ -19,14 +19,16 @@ _KEY_ATTRS = ["tensor_name: string", "send_device: string", "send_device_incarna
               "recv_device: string", "compress: string = ''"]
 
 DEFS.define("_Arg", outputs=["output: T"], attrs=["T: any", "index: int"], grad=NOT_DIFFERENTIABLE,
+            is_plumbing=True, is_placeholder=True, outputs_borrowed=True,
             doc="A fed value (the executor reads it from the feeds).")
-DEFS.define("_Retval", inputs=["input: T"], attrs=["T: any", "index: int"], grad=NOT_DIFFERENTIABLE,
+DEFS.define("_Retval", inputs=["input: T"], attrs=["T: any", "index: int"], grad=NOT_DIFFERENTIABLE, is_plumbing=True,
             doc="A fetched value (the executor stores it in the results).")
-DEFS.define("_Send", inputs=["tensor: T"], attrs=["T: any"] + _KEY_ATTRS, is_stateful=True,
+DEFS.define("_Send", inputs=["tensor: T"], attrs=["T: any"] + _KEY_ATTRS, is_stateful=True, is_plumbing=True,
             grad=NOT_DIFFERENTIABLE, doc="Hands a tensor to the rendezvous for the matching _Recv.")
 DEFS.define("_Recv", outputs=["tensor: tensor_type"], attrs=["tensor_type: any"] + _KEY_ATTRS,
-            is_stateful=True, grad=NOT_DIFFERENTIABLE, doc="Takes a tensor from the rendezvous.")
-DEFS.define("_ControlToken", outputs=["token: bool"], grad=NOT_DIFFERENTIABLE,
+            is_stateful=True, is_plumbing=True, outputs_borrowed=True, grad=NOT_DIFFERENTIABLE,
+            doc="Takes a tensor from the rendezvous.")
+DEFS.define("_ControlToken", outputs=["token: bool"], grad=NOT_DIFFERENTIABLE, is_plumbing=True,
             doc="A placeholder value that carries a control edge across devices.")
 
 

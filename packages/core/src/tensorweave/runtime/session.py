@@ -17,6 +17,7 @@ from tensorweave.runtime.config import ConfigProto, RunOptions
 from tensorweave.runtime.cost_model import CostModel
 from tensorweave.runtime.feed_conversion import convert_feed
 from tensorweave.runtime.fetches import FetchPlan
+from tensorweave.runtime.partition_threads import PartitionThreads
 from tensorweave.runtime.plan import compile_plan
 from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.step import StepState
@@ -45,7 +46,9 @@ class BaseSession:
         else:
             self._device_mgr = device_mgr_mod.DeviceMgr(self._config)
         threads = self._config.inter_op_parallelism_threads or 2
+        # the dataflow executors' helper threads: optional extra hands, which a step never waits to start
         self._pool = ThreadPoolExecutor(max_workers=max(threads, 2) * 2, thread_name_prefix="tensorweave-step")
+        self._partition_threads = PartitionThreads()  # never queues: a step's partitions wait on each other
         self._inter_op_threads = threads
 
     # ---- properties ----------------------------------------------------------------------
@@ -135,12 +138,13 @@ class BaseSession:
         tracing = options is not None and options.trace_level >= RunOptions.SOFTWARE_TRACE
         stats = StepStatsCollector() if tracing and run_metadata is not None else None
         step = StepState(self._remote.rendezvous(plan) if self._remote else LocalRendezvous(), options, stats, self)
-        timeout_ms = (options.timeout_in_ms if options is not None and options.timeout_in_ms else
-                      self._config.operation_timeout_in_ms)
+        timeout_ms, setting = (options.timeout_in_ms if options is not None else 0), "RunOptions.timeout_in_ms"
+        if not timeout_ms or timeout_ms < 0:  # as TF: a run's zero or negative timeout leaves the session's
+            timeout_ms, setting = self._config.operation_timeout_in_ms, "ConfigProto.operation_timeout_in_ms"
         timer = None
         if timeout_ms and timeout_ms > 0:
             timer = threading.Timer(timeout_ms / 1000.0, step.cancel, (errors.DeadlineExceededError(
-                None, None, f"Session.run exceeded its deadline of {timeout_ms} ms"),))
+                None, None, f"Session.run exceeded its deadline of {timeout_ms} ms (set by {setting})"),))
             timer.daemon = True
             timer.start()
         step.thread_id = threading.get_ident()
@@ -150,7 +154,7 @@ class BaseSession:
             self._active_steps.add(step)
         results = [None] * plan.num_fetches
         try:
-            plan.run(step, feeds, results, self._pool)
+            plan.run(step, feeds, results, self._partition_threads)
             step.rendezvous.finish()
         finally:
             if timer is not None:
@@ -191,6 +195,7 @@ class BaseSession:
         elif self._remote is not None and hasattr(self._remote, "close"):
             self._remote.close()  # TF's CloseSession: the other tasks drop what they kept for this session
         self._pool.shutdown(wait=False)
+        self._partition_threads.shutdown()
 
     def _cancel_steps_of_threads(self, thread_ids, error):
         """Cancels the running steps that ``thread_ids`` started (a stopping queue runner's threads)."""

@@ -69,8 +69,13 @@ def _collection_items(items):
 
 
 def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None, collection_list=None,
-                      as_text=False, graph=None, export_scope=None, clear_devices=False, **unused):
-    """The MetaGraphDef of ``graph`` (default graph); written atomically to ``filename`` when given."""
+                      as_text=False, graph=None, export_scope=None, clear_devices=False, clear_extraneous_savers=False,
+                      strip_default_attrs=False, save_debug_info=False):
+    """The MetaGraphDef of ``graph`` (default graph); written atomically to ``filename`` when given.
+
+    TF1's ``clear_extraneous_savers``, ``strip_default_attrs`` and ``save_debug_info`` are accepted and ignored:
+    every saver's ops stay, attrs keep their default values (an import reads either) and no debug file is written.
+    """
     graph = graph or graph_mod.get_default_graph()
     graph_def = graph_def or graph.as_graph_def()
     if clear_devices:

@@ -344,8 +344,11 @@ def _as_text(value):
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **unused):
-    """Adds the meta graph's graph and collections to the default graph; returns a Saver for it (or None)."""
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, *, input_map=None):
+    """Adds the meta graph's graph and collections to the default graph; returns a Saver for it (or None).
+
+    ``input_map`` (TF1 passes it on to the import) maps tensor names of the meta graph to tensors of this graph.
+    """
     if isinstance(meta_graph_or_file, MetaGraphDef):
         meta = meta_graph_or_file
     else:
@@ -354,7 +357,7 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
     if clear_devices:
         for node in meta.graph_def.node:
             node.device = ""
-    import_graph_def(meta.graph_def, name=import_scope or "")
+    import_graph_def(meta.graph_def, input_map=input_map, name=import_scope or "")
     graph = graph_mod.get_default_graph()
     scope = f"{import_scope}/" if import_scope else ""
     for key, items in meta.collection_def.items():
