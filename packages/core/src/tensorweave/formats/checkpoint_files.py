@@ -142,6 +142,17 @@ def _read_holder(path_or_fd):
         return None
 
 
+def _holder_of_lock(fd, wait=2.0):
+    """The holder record of a lock another process holds: it writes the record right after taking the lock, so
+    an empty one is read again for up to ``wait`` seconds before the process is called unknown."""
+    deadline = time.monotonic() + wait
+    holder = _read_holder(fd)
+    while holder is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+        holder = _read_holder(fd)
+    return holder
+
+
 def _write_holder(fd, holder, durable=False):
     data = json.dumps(holder).encode()
     os.ftruncate(fd, 0)
@@ -268,7 +279,7 @@ def claim(save_path, owner):
             return
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         if not _try_lock(fd, path):
-            holder = _read_holder(fd)
+            holder = _holder_of_lock(fd)
             os.close(fd)
             raise errors.AlreadyExistsError(None, None, (
                 f"cannot save checkpoint {save_path!r}: its checkpoints are being written by {_describe(holder)}. "
