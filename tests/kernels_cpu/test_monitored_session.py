@@ -103,7 +103,7 @@ def test_logging_tensor_hook_logs_every_n_iterations(caplog):
     doubled = tf.add(x, x, name="doubled")
     tf.train.get_or_create_global_step()
     hook = tf.train.LoggingTensorHook({"doubled": doubled}, every_n_iter=2, at_end=False)
-    with caplog.at_level(logging.INFO, logger="tensorweave"):
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
         with tf.train.SingularMonitoredSession(hooks=[hook]) as sess:
             for i in range(5):
                 sess.run(doubled, {x: float(i)})
@@ -118,7 +118,7 @@ def test_feed_fn_final_ops_and_step_counter_hooks(caplog):
     final = tf.train.FinalOpsHook(step)
     counter = tf.train.StepCounterHook(every_n_steps=2)
     feeds = tf.train.FeedFnHook(lambda: {x: 41.0})
-    with caplog.at_level(logging.INFO, logger="tensorweave"):
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
         with tf.train.SingularMonitoredSession(hooks=[final, counter, feeds]) as sess:
             assert sess.run(y) == 42.0
             for _ in range(4):

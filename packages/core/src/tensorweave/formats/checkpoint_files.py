@@ -51,7 +51,7 @@ _TEMP = re.compile(r"\.tempstate-(\d+)@(.+)-[0-9a-f]{32}$")
 _OLD_TEMP = re.compile(r"\.tempstate[0-9a-f]{32}$")  # written before temporaries named their writer
 _PARTS_DIR = re.compile(r"_temp_[0-9a-f]{32}$")  # a sharded save's parts (train/saver.py)
 _BUSY = (errno.EACCES, errno.EAGAIN)
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 def temp_path(path, pid=None, host=None):

@@ -43,10 +43,15 @@ def numpy_value(value, dtype=None):
     """A numpy array for a Python/numpy value, in ``dtype`` if given, refusing lossy kind changes."""
     if dtype is not None:
         dtype = dtypes.as_dtype(dtype)
+    if value is None:
+        raise ValueError("None values not supported.")
     if isinstance(value, np.ndarray) or np.isscalar(value) and not isinstance(value, (str, bytes)):
         arr = np.asarray(value)
     else:
         arr = _from_python(value, dtype)
+    if arr.dtype.kind == "O" and not isinstance(value, np.ndarray) and any(v is None for v in arr.flat):
+        raise TypeError(f"Failed to convert elements of {_short(value)} to Tensor: None is not a value (TF1 "
+                        f"refuses it as well). Give a number, or build the tensor with a placeholder.")
     if arr.dtype.kind in "US":
         arr = arr.astype(object)
     if dtype is None:

@@ -25,7 +25,7 @@ __all__ = ["AUTO_REUSE", "VariableScope", "fixed_size_partitioner", "get_local_v
            "get_variable_scope", "min_max_variable_partitioner", "no_regularizer", "variable_axis_size_partitioner",
            "variable_op_scope", "variable_scope"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 class _ReuseMode(enum.Enum):

@@ -14,7 +14,7 @@ from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import init_ops, partitioned_variables as pv, slicing_ops, variables
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 def _no_argument_callable(initializer):

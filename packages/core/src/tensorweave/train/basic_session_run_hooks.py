@@ -16,7 +16,7 @@ __all__ = ["CheckpointSaverHook", "CheckpointSaverListener", "FeedFnHook", "Fina
            "LoggingTensorHook", "NanLossDuringTrainingError", "NanTensorHook", "SecondOrStepTimer",
            "StepCounterHook", "StopAtStepHook"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 def _global_step_tensor(hook):

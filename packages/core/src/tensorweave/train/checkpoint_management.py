@@ -18,7 +18,7 @@ from tensorweave.formats import checkpoint_format
 __all__ = ["CheckpointState", "checkpoint_exists", "generate_checkpoint_state_proto", "get_checkpoint_mtimes",
            "get_checkpoint_state", "latest_checkpoint", "remove_checkpoint", "update_checkpoint_state"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 _LINE = re.compile(r"^\s*(\w+)\s*:\s*(.+?)\s*$")
 
 

@@ -26,7 +26,7 @@ from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunContext
 __all__ = ["ChiefSessionCreator", "MonitoredSession", "MonitoredTrainingSession", "Scaffold", "SessionCreator",
            "SingularMonitoredSession", "WorkerSessionCreator"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 _PREEMPTION_ERRORS = (errors.AbortedError, errors.UnavailableError)
 USE_DEFAULT = object()
 

@@ -16,7 +16,7 @@ from tensorweave.framework.default_session import get_default_session
 
 __all__ = ["QueueRunner", "add_queue_runner", "start_queue_runners"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 class QueueRunner:

@@ -30,7 +30,7 @@ from tensorweave.train.meta_graph import MetaGraphDef, SaverDef
 
 __all__ = ["Saver", "import_meta_graph"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 class _SaveSpec:

@@ -12,7 +12,7 @@ from tensorweave.ops.variables import Variable
 __all__ = ["assert_global_step", "create_global_step", "get_global_step", "get_or_create_global_step",
            "global_step"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 def global_step(sess, global_step_tensor):
