@@ -199,3 +199,13 @@ def test_dtypes_are_never_equal_to_none():
     assert tf.float64 != None and not (tf.float64 == None)  # noqa: E711 - numpy reads None as float64
     with pytest.raises(TypeError, match="cannot convert None"):
         tf.as_dtype(None)
+
+
+def test_none_is_refused_as_a_value_as_tf1_does():
+    with pytest.raises(ValueError, match="None values not supported"):
+        tf.convert_to_tensor(None)
+    with pytest.raises(ValueError, match="None values not supported"):
+        tf.add(None, 1.0)
+    for nested in ([1.0, None], [[None]]):  # it became a string constant
+        with pytest.raises(TypeError, match=r"Failed to convert elements of .* None is not a value"):
+            tf.constant(nested)

@@ -39,6 +39,9 @@ HOST_OPS = {
                     "a tf.data pipeline is host code (Python iterators, files, background threads; TF runs it on the "
                     "CPU as well); the elements IteratorGetNext hands out are copied to the GPU that consumes them"),
     "MatchingFiles": _IO,
+    **dict.fromkeys(["DecodeJpeg", "DecodePng", "DecodeGif", "DecodeBmp", "DecodeImage", "EncodeJpeg", "EncodePng"],
+                    "image codecs run in host libraries (libjpeg-turbo, zlib) on encoded strings; the decoded "
+                    "pixels are copied to the GPU"),
     "_FusedElementwise": ("made by the elementwise-fusion pass only for device types that have a fused kernel; "
                           "GPU ops run unfused"),
 }

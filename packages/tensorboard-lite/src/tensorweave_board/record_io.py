@@ -166,10 +166,3 @@ def warn_if_incomplete(path, reader, count, what):
         _log.warning(message)
         warnings.warn(message, DataLossWarning, stacklevel=3)
 
-
-def read_records(path):
-    """Every complete, intact record of a finished file; warns about an incomplete tail or corruption."""
-    reader = RecordReader(path)
-    records = [data for _, data in reader.read()]
-    warn_if_incomplete(path, reader, len(records), "records")
-    return records

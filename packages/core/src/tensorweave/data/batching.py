@@ -4,7 +4,7 @@ import numpy as np
 
 from tensorweave import dtypes
 from tensorweave.data import structure
-from tensorweave.data.dataset_ops import int64_scalar, make_dataset
+from tensorweave.data.dataset_op import dataset_variant, int64_scalar
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
@@ -46,6 +46,7 @@ def _padding_value(value, dtype):
 
 
 def padded_batch(dataset, batch_size, padded_shapes, padding_values, drop_remainder):
+    """The PaddedBatchDatasetV2 op of ``dataset``: its variant and its element structure."""
     specs = structure.flatten(dataset._structure)
     shapes_tree = structure.map_structure(lambda s: s.shape, dataset._structure)
     try:
@@ -70,14 +71,16 @@ def padded_batch(dataset, batch_size, padded_shapes, padding_values, drop_remain
     out = structure.pack(dataset._structure, [
         structure.TensorSpec(tensor_shape.TensorShape([dim]).concatenate(static), s.dtype)
         for (_, static), s in zip(shapes, specs)])
-    return make_dataset("PaddedBatchDatasetV2", [dataset._variant_tensor, size, [t for t, _ in shapes], values, drop],
-                        out, typed=False)
+    inputs = [dataset._variant_tensor, size, [t for t, _ in shapes], values, drop]
+    return dataset_variant("PaddedBatchDatasetV2", inputs, out, typed=False), out
 
 
 def unbatch(dataset):
+    """The UnbatchDataset op of ``dataset``: its variant and its element structure."""
     def inner(spec):
         if spec.shape.ndims == 0:
             raise ValueError("Dataset.unbatch: cannot unbatch an input with scalar components")
         return structure.TensorSpec(spec.shape[1:] if spec.shape.ndims else None, spec.dtype)
 
-    return make_dataset("UnbatchDataset", [dataset._variant_tensor], structure.map_structure(inner, dataset._structure))
+    out = structure.map_structure(inner, dataset._structure)
+    return dataset_variant("UnbatchDataset", [dataset._variant_tensor], out), out

@@ -7,32 +7,21 @@ the graph once (``structured_function``); tensors they use from outside are read
 """
 
 from tensorweave import dtypes
-from tensorweave.data import structure
+from tensorweave.data import batching, generator_source, iterator_ops, structure
+from tensorweave.data.dataset_op import dataset_variant, int64_scalar
 from tensorweave.data.structured_function import StructuredFunction
+from tensorweave.framework import graph as graph_mod
 from tensorweave.framework import random_seed, tensor_shape
-from tensorweave.framework.apply_op import apply_op
-from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import array_ops, comparison_ops, io_ops, logging_ops, math_ops, shape_ops
 
 AUTOTUNE = -1
 
 
-def int64_scalar(value, name):
-    """``value`` as an int64 tensor; integer tensors of another dtype are cast (TF would refuse them)."""
-    if isinstance(value, Tensor) and value.dtype != dtypes.int64 and value.dtype.is_integer:
-        from tensorweave.ops.unary_math_ops import cast
-        return cast(value, dtypes.int64, name=name)
-    return convert_to_tensor(value, dtype=dtypes.int64, name=name)
-
-
 def make_dataset(op_type, inputs, element_structure, attrs=None, name=None, typed=True):
-    """Adds the op and wraps its output; ``typed`` ops carry ``output_types`` (others infer them)."""
-    attrs = dict(attrs or {})
-    if typed:
-        attrs.setdefault("output_types", structure.flat_types(element_structure))
-    attrs.setdefault("output_shapes", structure.flat_shapes(element_structure))
-    return Dataset(apply_op(op_type, inputs, attrs, name=name), element_structure)
+    """Adds the op and wraps its output (``dataset_op.dataset_variant``) as a Dataset."""
+    return Dataset(dataset_variant(op_type, inputs, element_structure, attrs, name, typed), element_structure)
 
 
 class Dataset:
@@ -117,15 +106,17 @@ class Dataset:
     def from_generator(generator, output_types, output_shapes=None, args=None):
         """The elements ``generator(*args)`` yields, each converted to ``output_types`` (and checked against
         ``output_shapes``); the generator is called again for every iteration, on the iterator's thread."""
-        from tensorweave.data.generator_source import from_generator
-        return from_generator(generator, output_types, output_shapes, args)
+        return Dataset(*generator_source.from_generator(generator, output_types, output_shapes, args))
 
     @staticmethod
     def list_files(file_pattern, shuffle=None, seed=None):
         """The names of the files matching ``file_pattern`` (a glob or a list of globs), shuffled unless
         ``shuffle=False``; no match fails the iterator's initialization with InvalidArgumentError."""
-        from tensorweave.data.readers import list_files
-        return list_files(file_pattern, shuffle, seed)
+        matching, count = _matching_files(file_pattern)
+        dataset = Dataset.from_tensor_slices(matching)
+        if shuffle is None or shuffle:
+            dataset = dataset.shuffle(math_ops.maximum(count, 1), seed=seed)
+        return dataset
 
     # ---- combining --------------------------------------------------------------------------------------
     def concatenate(self, dataset):
@@ -197,7 +188,7 @@ class Dataset:
 
     def flat_map(self, map_func):
         """The elements of ``map_func(element)`` (a Dataset) for each element in turn."""
-        fn = StructuredFunction(map_func, self._structure, "Dataset.flat_map", "flat_map_fn", returns_dataset=True)
+        fn = StructuredFunction(map_func, self._structure, "Dataset.flat_map", "flat_map_fn", returns=Dataset)
         return make_dataset("FlatMapDataset", [self._variant_tensor, fn.captured], fn.output_structure,
                             {"f": fn.function})
 
@@ -205,8 +196,7 @@ class Dataset:
         """The datasets ``map_func`` makes of ``cycle_length`` elements at a time, ``block_length`` elements
         from each in turn; a finished one is replaced by the next element's. ``num_parallel_calls`` reads
         the open ones ahead on background threads, in the same order."""
-        fn = StructuredFunction(map_func, self._structure, "Dataset.interleave", "interleave_fn",
-                                returns_dataset=True)
+        fn = StructuredFunction(map_func, self._structure, "Dataset.interleave", "interleave_fn", returns=Dataset)
         inputs = [self._variant_tensor, fn.captured, int64_scalar(cycle_length, "cycle_length"),
                   int64_scalar(block_length, "block_length")]
         if num_parallel_calls is None:
@@ -233,24 +223,20 @@ class Dataset:
     def padded_batch(self, batch_size, padded_shapes, padding_values=None, drop_remainder=False):
         """As batch, each component first padded to ``padded_shapes`` (None dimensions: the batch's longest)
         with ``padding_values`` (0 or b'' by default)."""
-        from tensorweave.data.batching import padded_batch
-        return padded_batch(self, batch_size, padded_shapes, padding_values, drop_remainder)
+        return Dataset(*batching.padded_batch(self, batch_size, padded_shapes, padding_values, drop_remainder))
 
     def unbatch(self):
         """The slices of each element along its first dimension."""
-        from tensorweave.data.batching import unbatch
-        return unbatch(self)
+        return Dataset(*batching.unbatch(self))
 
     # ---- iterators -------------------------------------------------------------------------------------------
     def make_one_shot_iterator(self):
         """An iterator that needs no initialization; the dataset must not depend on placeholders or state."""
-        from tensorweave.data.iterator_ops import make_one_shot_iterator
-        return make_one_shot_iterator(self)
+        return iterator_ops.make_one_shot_iterator(self)
 
     def make_initializable_iterator(self, shared_name=None):
         """An iterator started (and restarted) by running its ``initializer``."""
-        from tensorweave.data.iterator_ops import make_initializable_iterator
-        return make_initializable_iterator(self, shared_name)
+        return iterator_ops.make_initializable_iterator(self, shared_name)
 
 
 DatasetV1 = Dataset
@@ -264,3 +250,16 @@ def batched_structure(element_structure, batch_size, drop_remainder):
     return structure.map_structure(
         lambda s: structure.TensorSpec(tensor_shape.TensorShape([dim]).concatenate(s.shape), s.dtype),
         element_structure)
+
+
+def _matching_files(file_pattern):
+    """As TF 1.15's list_files: MatchingFiles, then an Assert that something matched; the names and their count."""
+    with graph_mod.get_default_graph().name_scope("list_files"):
+        pattern = convert_to_tensor(file_pattern, dtype=dtypes.string, name="file_pattern")
+        matching = io_ops.matching_files(pattern)
+        count = shape_ops.shape(matching, out_type=dtypes.int64)[0]
+        found = comparison_ops.greater(count, 0, name="match_not_empty")
+        message = io_ops.string_join(["No files matched pattern: ", pattern], name="message")
+        check = logging_ops.Assert(found, [message], summarize=1, name="assert_not_empty")
+        with graph_mod.control_dependencies([check]):
+            return array_ops.identity(matching), count

@@ -1,8 +1,8 @@
 """``tf.data.experimental``: TF 1.15's fused and helper transformations, each used with ``dataset.apply(...)``."""
 
 from tensorweave import dtypes
-from tensorweave.data import batching
-from tensorweave.data.dataset_ops import AUTOTUNE, batched_structure, int64_scalar, make_dataset
+from tensorweave.data.dataset_op import int64_scalar
+from tensorweave.data.dataset_ops import AUTOTUNE, batched_structure, make_dataset
 from tensorweave.data.structured_function import StructuredFunction
 from tensorweave.framework import random_seed
 from tensorweave.framework.tensor_conversion import convert_to_tensor
@@ -51,7 +51,7 @@ def parallel_interleave(map_func, cycle_length, block_length=1, sloppy=False, bu
 
 def unbatch():
     """The slices of each element along its first dimension."""
-    return batching.unbatch
+    return lambda dataset: dataset.unbatch()
 
 
 def prefetch_to_device(device, buffer_size=None):

@@ -10,7 +10,7 @@ import numpy as np
 
 from tensorweave import dtypes
 from tensorweave.data import structure
-from tensorweave.data.dataset_ops import make_dataset
+from tensorweave.data.dataset_op import dataset_variant
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
@@ -73,8 +73,10 @@ def _convert(value, spec):
 
 
 def from_generator(generator, output_types, output_shapes=None, args=None):
+    """The GeneratorDataset op: its variant and its element structure (``Dataset.from_generator`` wraps them)."""
     if not callable(generator):
         raise TypeError(f"Dataset.from_generator: `generator` must be callable, got {generator!r}")
     specs = structure.from_types_and_shapes(structure.map_structure(dtypes.as_dtype, output_types), output_shapes)
     arg_tensors = [convert_to_tensor(a, name=f"generator_arg_{i}") for i, a in enumerate(args or ())]
-    return make_dataset("GeneratorDataset", [arg_tensors], specs, {"generator": GeneratorSource(generator, specs)})
+    attrs = {"generator": GeneratorSource(generator, specs)}
+    return dataset_variant("GeneratorDataset", [arg_tensors], specs, attrs), specs

@@ -14,7 +14,6 @@ from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.traced_function import TracedFunction
-from tensorweave.runtime.passes.rules import is_random
 
 _NO_INITIALIZER = ("the iterator does not have an initializer: it was created by make_one_shot_iterator() or "
                    "from_string_handle(). For an initializable iterator, use make_initializable_iterator()")
@@ -129,11 +128,11 @@ def _check_capturable(op):
         if op in seen:
             continue
         seen.add(op)
-        if op.type.startswith("Placeholder"):
+        if op.op_def.is_placeholder:
             raise ValueError(f"Cannot capture a placeholder (name:{op.name}, type:{op.type}) by value: "
                              f"make_one_shot_iterator() needs a dataset that does not depend on fed values; use "
                              f"make_initializable_iterator() and feed the placeholder when running its initializer")
-        if (op.op_def.is_stateful or is_random(op.type)) and op.type not in _CAPTURABLE:
+        if op.op_def.is_stateful and op.type not in _CAPTURABLE:
             raise ValueError(f"Cannot capture a stateful node (name:{op.name}, type:{op.type}) by value: "
                              f"make_one_shot_iterator() does not support a dataset that depends on a stateful "
                              f"object such as a tf.Variable or a queue; use make_initializable_iterator() instead")

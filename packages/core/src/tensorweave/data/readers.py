@@ -1,5 +1,5 @@
 """Datasets reading files: ``TextLineDataset``, ``TFRecordDataset``, ``FixedLengthRecordDataset`` (TF1's
-``tf.data`` readers), and ``Dataset.list_files``.
+``tf.data`` readers).
 
 ``filenames`` is a string, a list of them or a string tensor (scalar or vector, e.g. a placeholder fed when
 the iterator is initialized); TFRecordDataset also takes a Dataset of file names, and with
@@ -9,7 +9,8 @@ one at a time, in a fixed order). ``compression_type`` is None, '', 'ZLIB' or 'G
 
 from tensorweave import dtypes
 from tensorweave.data import structure
-from tensorweave.data.dataset_ops import Dataset, int64_scalar
+from tensorweave.data.dataset_op import int64_scalar
+from tensorweave.data.dataset_ops import Dataset
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
@@ -83,21 +84,3 @@ class TFRecordDataset(Dataset):
             dataset = _one_tfrecord_file(filenames, compression_type, buffer_size)
         super().__init__(dataset._variant_tensor, _STRING_ELEMENT)
 
-
-def list_files(file_pattern, shuffle=None, seed=None):
-    """As TF 1.15: MatchingFiles, an Assert that something matched, then the names (shuffled by default)."""
-    from tensorweave.ops import array_ops, comparison_ops, io_ops, logging_ops, math_ops, shape_ops
-    from tensorweave.framework import graph as graph_mod
-    with graph_mod.get_default_graph().name_scope("list_files"):
-        pattern = convert_to_tensor(file_pattern, dtype=dtypes.string, name="file_pattern")
-        matching = io_ops.matching_files(pattern)
-        count = shape_ops.shape(matching, out_type=dtypes.int64)[0]
-        found = comparison_ops.greater(count, 0, name="match_not_empty")
-        message = io_ops.string_join(["No files matched pattern: ", pattern], name="message")
-        check = logging_ops.Assert(found, [message], summarize=1, name="assert_not_empty")
-        with graph_mod.control_dependencies([check]):
-            matching = array_ops.identity(matching)
-    dataset = Dataset.from_tensor_slices(matching)
-    if shuffle is None or shuffle:
-        dataset = dataset.shuffle(math_ops.maximum(count, 1), seed=seed)
-    return dataset

@@ -13,10 +13,11 @@ class StructuredFunction:
     """``fn`` traced for elements of ``input_structure``; ``output_structure`` is what it returns (specs).
 
     ``function`` is the TracedFunction for the op's ``func`` attr, ``captured`` the tensors for the op's
-    ``other_arguments``; for a function returning a Dataset, ``output_dataset`` is the one traced.
+    ``other_arguments``; for a function returning a Dataset (``returns``: the Dataset class, which this module
+    cannot import, as the Dataset module imports this one), ``output_dataset`` is the one traced.
     """
 
-    def __init__(self, fn, input_structure, what, name, returns_dataset=False):
+    def __init__(self, fn, input_structure, what, name, returns=None):
         if not callable(fn):
             raise TypeError(f"{what}: expected a function of the dataset's elements, got {fn!r}")
         self.what = what
@@ -26,8 +27,8 @@ class StructuredFunction:
         def body(*args):
             element = structure.pack(input_structure, args)
             result = fn(*element) if type(element) is tuple else fn(element)
-            if returns_dataset:
-                return [self._dataset_result(result)]
+            if returns is not None:
+                return [self._dataset_result(result, returns)]
             result = structure.normalize_element(result, f"the value returned by the function given to {what}")
             self.output_structure = structure.spec_of(result)
             return structure.flatten(result)
@@ -35,9 +36,8 @@ class StructuredFunction:
         specs = structure.flatten(input_structure)
         self.function = traced_function.trace(body, [s.dtype for s in specs], [s.shape for s in specs], name)
 
-    def _dataset_result(self, result):
-        from tensorweave.data.dataset_ops import Dataset
-        if not isinstance(result, Dataset):
+    def _dataset_result(self, result, dataset_class):
+        if not isinstance(result, dataset_class):
             raise TypeError(f"the function given to {self.what} must return a tf.data.Dataset, got "
                             f"{type(result).__name__} {result!r}")
         self.output_dataset = result

@@ -10,6 +10,7 @@ nest in its context. ``tensorweave.runtime.function_runner`` runs a traced funct
 
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import array_ops
 from tensorweave.ops.control_flow_context import ControlFlowContext, create_outside_contexts, in_context, is_in_context
 
 __all__ = []
@@ -33,7 +34,6 @@ class FunctionContext(ControlFlowContext):
     def add_value(self, val):
         if val in self.values or is_in_context(val.op, self):
             return self.external_values.get(val, val)
-        from tensorweave.ops import array_ops
         inner = create_outside_contexts(
             lambda: array_ops.placeholder(val.dtype, val.shape, name=f"capture_{len(self.captured)}"), self)
         self.captured.append(val)
@@ -102,7 +102,6 @@ def trace(fn, dtypes, shapes, name):
     ``fn`` returns a flat list of tensors (or values convertible to tensors); each output is an op of the
     function (an outer tensor returned as it is gets an Identity inside, so it is captured).
     """
-    from tensorweave.ops import array_ops
     graph = graph_mod.get_default_graph()
     with graph.name_scope(name) as scope, graph.control_dependencies(None), graph.device(None), \
             graph.device(FUNCTION_DEVICE):

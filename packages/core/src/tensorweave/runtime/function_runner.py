@@ -47,7 +47,7 @@ class FunctionRunner:
             session._active_steps.add(step)
         results = [None] * self._plan.num_fetches
         try:
-            self._plan.run(step, list(values), results, session._pool)
+            self._plan.run(step, list(values), results, session._partition_threads)
             step.rendezvous.finish()
         finally:
             with session._lock:
