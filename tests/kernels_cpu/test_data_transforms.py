@@ -149,6 +149,7 @@ def test_string_elements_come_out_as_bytes_as_in_tf():
     lambda ds: ds.skip(7).batch(3).concatenate(ds.skip(-1).batch(2)),
     lambda ds: ds.take(5).repeat().take(12).batch(5).unbatch(),
     lambda ds: ds.shuffle(20, seed=3, reshuffle_each_iteration=False).repeat(2).batch(7),
+    lambda ds: ds.repeat(5).shuffle(3, seed=4).batch(10),  # slots drawn several times within one batch
 ])
 def test_batches_of_slices_gather_what_stacking_the_slices_gives(build):
     """Slices of from_tensor_slices (repeated, shuffled, taken, skipped) are batched by one gather per component;

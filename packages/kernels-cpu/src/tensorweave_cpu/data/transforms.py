@@ -199,47 +199,68 @@ def _fill_hole(buffer, hole, element):
 
 
 class _RowShuffleIterator(RowIterator):
-    """The same draws over row indices, ``n`` at a time: the buffer holds ints, and a batch gathers its rows at
-    once. Rows have no side effects, so the rows that enter the buffer during a call are read from the source in
-    one go (``pending``) and each hole is filled right after its draw: every draw sees the buffer it would see one
-    element at a time. While the buffer is full and rows keep coming, draws are scaled to its fixed length in one
-    numpy operation."""
+    """The same draws over row indices, ``n`` at a time: the buffer holds row numbers, and a batch gathers its
+    rows at once. Rows have no side effects, so the rows that enter the buffer during a call are read from the
+    source in one go (``pending``). While the buffer is full and rows keep coming, a call's draws are made in a
+    few numpy operations that give what drawing one at a time gives (see ``_draw_steady``); once the input is
+    done, the buffer drains one draw at a time."""
 
     def __init__(self, source, size, rng):
         self._source, self._size, self._rng = source, size, rng
         self.rows = source.rows
-        self._buffer, self._pending = [], []
+        self._buffer, self._pending = np.empty(0, np.intp), []
         self._source_done = False
 
     def next_rows(self, n):
-        buffer, pending, size = self._buffer, self._pending, self._size
+        pending, size = self._pending, self._size
         if not self._source_done and len(pending) < size + n:
             want = size + n - len(pending)
             found = self._source.next_rows(want)
             self._source_done = len(found) < want
             pending.extend(found)
         taken = 0
-        if len(buffer) < size:
-            taken = min(size - len(buffer), len(pending))
-            buffer.extend(pending[:taken])
-        if not buffer:
+        if len(self._buffer) < size:
+            taken = min(size - len(self._buffer), len(pending))
+            self._buffer = np.concatenate([self._buffer, np.asarray(pending[:taken], np.intp)])
+        buffer = self._buffer
+        if not len(buffer):
             return []
         draws = self._rng.random(n)
         steady = min(n, len(pending) - taken) if len(buffer) == size else 0
         out = []
         if steady:
-            picks = (draws[:steady] * size).astype(np.intp).tolist()
-            for i, new in zip(picks, pending[taken:taken + steady]):
-                out.append(buffer[i])
-                buffer[i] = new
+            out = self._draw_steady(draws[:steady], np.asarray(pending[taken:taken + steady], np.intp)).tolist()
             taken += steady
-        for u in draws[steady:].tolist():  # the input is done: the buffer drains
-            if not buffer:
-                break
-            i = int(u * len(buffer))
-            out.append(buffer[i])
-            _fill_hole(buffer, i, None)
+        if steady < n:  # the input is done: each draw takes a row and the last row fills its slot
+            count = len(buffer)
+            for u in draws[steady:].tolist():
+                if not count:
+                    break
+                i = int(u * count)
+                out.append(int(buffer[i]))
+                count -= 1
+                buffer[i] = buffer[count]
+            self._buffer = buffer[:count]
         del pending[:taken]
+        return out
+
+    def _draw_steady(self, draws, new):
+        """Draw k takes the row in slot ``picks[k]`` and puts ``new[k]`` there. A slot drawn twice in one call
+        gives the row the earlier draw put there, so draws are grouped by slot (stably: in draw order): the first
+        of a group takes the buffer's row, each later one the previous draw's new row, and the last one's new row
+        stays."""
+        buffer = self._buffer
+        picks = (draws * len(buffer)).astype(np.intp)
+        order = np.argsort(picks, kind="stable")
+        slots, arriving = picks[order], new[order]
+        first = np.ones(len(slots), bool)
+        first[1:] = slots[1:] != slots[:-1]
+        last = np.ones(len(slots), bool)
+        last[:-1] = first[1:]
+        taken = np.where(first, buffer[slots], np.roll(arriving, 1))
+        out = np.empty_like(taken)
+        out[order] = taken
+        buffer[slots[last]] = arriving[last]
         return out
 
 
