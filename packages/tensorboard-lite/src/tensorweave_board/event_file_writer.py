@@ -15,8 +15,9 @@ import threading
 import time
 import weakref
 
+from tensorweave.records import RecordWriter
+
 from tensorweave_board import protos
-from tensorweave_board.record_io import RecordWriter
 
 FILE_VERSION = "brain.Event:2"
 _counter = itertools.count()
@@ -113,7 +114,7 @@ class EventFileWriter:
                 if kind == "flush":
                     item.set()
                 elif kind == "close":
-                    os.fsync(self._records._file.fileno())
+                    self._records.sync()
                     self._records.close()
                     return
             except Exception as e:  # noqa: BLE001 - kept and raised by the caller's next call
