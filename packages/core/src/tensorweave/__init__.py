@@ -25,12 +25,14 @@ from tensorweave.framework.tensor_conversion import (  # noqa: E402,F401
 )
 from tensorweave.framework.tensor_shape import Dimension, TensorShape  # noqa: E402,F401
 from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: E402,F401
+from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: E402,F401
 from tensorweave.ops.accumulator_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.array_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.check_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.clip_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.control_flow_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.data_flow_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.decode_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.dynamic_partition_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.functional_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.gradients_impl import *  # noqa: E402,F401,F403
@@ -39,18 +41,24 @@ from tensorweave.ops.io_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.logging_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.numerics_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.parsing_config import *  # noqa: E402,F401,F403
+from tensorweave.ops.parsing_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.random_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.state_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_array_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_operators import *  # noqa: E402,F401,F403
 from tensorweave.ops.variable_scope import *  # noqa: E402,F401,F403
 from tensorweave.ops.variables import *  # noqa: E402,F401,F403
+from tensorweave.protos.summary import (  # noqa: E402,F401
+    Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryDescription, SummaryMetadata, TaggedRunMetadata,
+)
 from tensorweave.runtime.config import (  # noqa: E402,F401
     ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata, RunOptions,
 )
 from tensorweave.runtime.session import InteractiveSession, Session, get_default_session  # noqa: E402,F401
 
 from tensorweave import compat, debugging, layers, losses, math, nn, queue, random, test, train  # noqa: E402,F401
+from tensorweave import io, python_io  # noqa: E402,F401
 
 _API_HINTS = {"summary": "tensorweave[board] (the tensorboard-lite package)"}
 

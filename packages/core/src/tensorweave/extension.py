@@ -99,6 +99,8 @@ def __getattr__(name):
         "DEAD": ("tensorweave.runtime.executor_dataflow", "DEAD"),
         "DEFAULT_CONTAINER": ("tensorweave.runtime.resources", "DEFAULT_CONTAINER"),
         "checkpoint_format": ("tensorweave.runtime.checkpoint_format", None),
+        "example_protos": ("tensorweave.protos.example", None),
+        "records": ("tensorweave.records", None),
     }
     lazy.update({rule: (module, rule) for module, rules in _KERNEL_RULES.items() for rule in rules})
     if name in lazy:

@@ -2,6 +2,7 @@
 stream, compressed as a whole (deflate, 15-bit window, memory level 9; GZIP with a bare header)."""
 
 import io
+import re
 import zlib
 
 from tensorweave import errors
@@ -90,8 +91,10 @@ class _Inflating(io.RawIOBase):
         try:
             return self._inflate.decompress(raw, _CHUNK)
         except zlib.error as e:
+            found = re.match(r"Error (-?\d+) while \w+ data: (.*)", str(e))
+            why = f"with error {found[1]}: {found[2]}" if found else f"({e})"
             raise errors.DataLossError(None, None, (
-                f"inflate() failed reading {self._path} as {self._type}-compressed records: {e}; was it written "
+                f"inflate() failed {why}, reading {self._path} as {self._type}-compressed records; was it written "
                 f"with this compression_type?")) from None
 
     def close(self):

@@ -1,8 +1,8 @@
 """Reads the records of a TFRecord file one at a time, verifying both checksums of each, in any compression.
 
 Errors are TensorFlow's: a missing file is NotFoundError; a checksum that does not match, or a file that
-ends inside a record, is DataLossError, raised when the iteration reaches it (the records before it have
-been returned)."""
+ends inside a record's data, is DataLossError, raised when the iteration reaches it (the records before it
+have been returned). A file that ends inside a record's 12-byte header ends there, as in TensorFlow."""
 
 import os
 
@@ -46,11 +46,9 @@ class RecordIterator:
             raise StopIteration
         start = self.offset
         head = self._file.read(HEADER.size)
-        if not head:
+        if len(head) < HEADER.size:  # a partial header ends the file, as in TF: a writer may be part way
             self.close()
             raise StopIteration
-        if len(head) < HEADER.size:
-            self._fail("truncated", start, f"the file ends {len(head)} bytes into the record's header")
         length, problem = header_problem(head)
         if problem:
             hint = "; is this even a TFRecord file?" if start == 0 else ""

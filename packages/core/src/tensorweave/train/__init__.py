@@ -1,6 +1,9 @@
 """``tf.train``: optimizers, learning-rate schedules, checkpoints, input pipelines, session hooks,
 and distributed training (cluster, servers, device setters, synchronous replicas)."""
 
+from tensorweave.protos.example import (  # noqa: F401
+    BytesList, Example, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List, SequenceExample,
+)
 from tensorweave.train.adagrad import *  # noqa: F401,F403
 from tensorweave.train.adam import *  # noqa: F401,F403
 from tensorweave.train.basic_session_run_hooks import *  # noqa: F401,F403
