@@ -61,9 +61,49 @@ class Spec:
         self.default = None if default is None or np.size(default) == 0 else np.asarray(default)
 
 
+class _Column:
+    """What one key gathers over a batch: its values (int64 and bytes in one flat list; floats as the packed
+    little-endian bytes of each FloatList, read by numpy at once), and per Example how many it had (-1: none,
+    the default stands in)."""
+
+    __slots__ = ("spec", "flat", "counts")
+
+    def __init__(self, spec):
+        self.spec, self.flat, self.counts = spec, [], []
+
+    def add(self, values_list):
+        """Adds one Example's list (a FloatList, Int64List or BytesList); returns how many values it held."""
+        if self.spec.type != "float":
+            values = values_list.value
+            self.flat.extend(values)
+            return len(values)
+        packed = values_list.SerializeToString()  # field 1, packed: tag, varint length, 4 bytes a value
+        if not packed:
+            return 0
+        start = 1
+        while start < len(packed) and packed[start] & 0x80:
+            start += 1
+        self.flat.append(packed[start + 1:])
+        return (len(packed) - start - 1) // 4
+
+    def values(self):
+        if self.spec.type == "float":
+            return np.frombuffer(b"".join(self.flat), dtype="<f4").astype(np.float32)
+        return as_array(self.flat, self.spec.numpy)
+
+
+def as_array(flat, numpy_type):
+    if numpy_type is object:
+        out = np.empty(len(flat), dtype=object)
+        out[:] = flat
+        return out
+    return np.array(flat, dtype=numpy_type)
+
+
 class ExampleParser:
     """Parses a batch of Examples (``batch``: messages name each Example) or one (``batch=False``) into the
-    sparse triples and dense arrays of ParseExample / ParseSingleExample."""
+    sparse triples and dense arrays of ParseExample / ParseSingleExample. Values are gathered per key in
+    flat lists and made arrays once per batch."""
 
     def __init__(self, sparse, dense, batch):
         self.sparse, self.dense, self.batch = sparse, dense, batch
@@ -78,91 +118,105 @@ class ExampleParser:
         return invalid(f"{self._where(name, index, spec.key)}Data types don't match. Data type: {found} but "
                        f"expected type: {spec.type}")
 
-    def _dense_value(self, spec, feature, name, index):
-        found, values = feature_values(feature)
-        if found is None:
-            if spec.variable:
-                return np.zeros([0] + spec.row, dtype=spec.numpy)
-            if spec.default is None:
-                prefix = f"Name: {name}, " if self.batch else ""
-                raise invalid(f"{prefix}Feature: {spec.key} (data type: {spec.type}) is required but could not be "
-                              f"found.")
-            return spec.default
-        if found != spec.type:
-            raise self._type_error(spec, found, name, index)
-        if spec.variable:
-            if values.size % spec.stride:
-                if not self.batch:
-                    raise invalid(f"Error while parsing feature with key {spec.key}: number of elements should be "
-                                  f"divisible by {spec.stride}, found {values.size} instead")
-                raise invalid(f"{self._where(name, index, spec.key)}Number of {spec.type} values is not a multiple "
-                              f"of stride length. Saw {values.size} values but output shape is: "
-                              f"{shape_text(spec.shape)}")
-            return values.reshape([-1] + spec.row)
-        if values.size != spec.stride:
-            if not self.batch:
-                kind = {"float": "float", "int64": "int64", "string": "bytes"}[spec.type]
-                raise invalid(f"Key: {spec.key}.  Can't parse serialized Example: Some {kind}_list slice was not "
-                              f"parsed. ({values.size} values for shape {shape_text(spec.shape)})")
-            raise invalid(f"{self._where(name, index, spec.key)}Number of {spec.type} values != expected.  Values "
-                          f"size: {values.size} but output shape: {shape_text(spec.shape)}")
-        return values.reshape(spec.shape)
+    def _missing(self, spec, name):
+        """The count recorded for an Example without ``spec``'s key: 0 values, or -1 (its default)."""
+        if spec.shape is None or spec.variable:
+            return 0
+        if spec.default is None:
+            prefix = f"Name: {name}, " if self.batch else ""
+            raise invalid(f"{prefix}Feature: {spec.key} (data type: {spec.type}) is required but could not be "
+                          f"found.")
+        return -1
 
-    def _sparse_value(self, spec, feature, name, index):
-        found, values = feature_values(feature)
-        if found is None:
-            return np.zeros(0, dtype=spec.numpy)
-        if found != spec.type:
-            raise self._type_error(spec, found, name, index)
-        return values
+    def _count_error(self, spec, n, name, index):
+        if spec.variable:
+            if not self.batch:
+                return invalid(f"Error while parsing feature with key {spec.key}: number of elements should be "
+                               f"divisible by {spec.stride}, found {n} instead")
+            return invalid(f"{self._where(name, index, spec.key)}Number of {spec.type} values is not a multiple of "
+                           f"stride length. Saw {n} values but output shape is: {shape_text(spec.shape)}")
+        if not self.batch:
+            kind = {"float": "float", "int64": "int64", "string": "bytes"}[spec.type]
+            return invalid(f"Key: {spec.key}.  Can't parse serialized Example: Some {kind}_list slice was not "
+                           f"parsed. ({n} values for shape {shape_text(spec.shape)})")
+        return invalid(f"{self._where(name, index, spec.key)}Number of {spec.type} values != expected.  Values "
+                       f"size: {n} but output shape: {shape_text(spec.shape)}")
 
     def parse(self, serialized, names):
         """(sparse triples, dense arrays) for ``serialized`` (a vector, or a scalar when not ``batch``)."""
         items = np.asarray(serialized, dtype=object).reshape(-1)
-        names = [n.decode() if isinstance(n, bytes) else str(n) for n in np.asarray(names, dtype=object).reshape(-1)]
-        sparse = [[] for _ in self.sparse]
-        dense = [[] for _ in self.dense]
+        names = np.asarray(names, dtype=object).reshape(-1)
+
+        def name_of(index):
+            name = names[index] if index < len(names) else b""
+            name = name.decode() if isinstance(name, bytes) else str(name)
+            return name or "<unknown>"
+
+        columns = [_Column(spec) for spec in self.sparse + self.dense]
+        from_string = example_protos.Example.FromString
         for index, data in enumerate(items):
-            name = names[index] if index < len(names) and names[index] else "<unknown>"
-            text = bytes(data).decode("utf-8", "backslashreplace")
-            example = parse_proto(example_protos.Example, data,
-                                  f"Could not parse example input, value: '{text}'")
+            try:
+                example = from_string(data if isinstance(data, bytes) else bytes(data))
+            except DecodeError:
+                text = bytes(data).decode("utf-8", "backslashreplace")
+                raise invalid(f"Could not parse example input, value: '{text}'") from None
             features = example.features.feature
-            for out, spec in zip(sparse, self.sparse):
-                out.append(self._sparse_value(spec, features.get(spec.key), name, index))
-            for out, spec in zip(dense, self.dense):
-                out.append(self._dense_value(spec, features.get(spec.key), name, index))
-        triples = [sparse_triple(values, self.batch, spec.numpy) for values, spec in zip(sparse, self.sparse)]
-        arrays = [dense_array(values, spec, self.batch) for values, spec in zip(dense, self.dense)]
+            for column in columns:
+                spec = column.spec
+                feature = features.get(spec.key)
+                kind = None if feature is None else feature.WhichOneof("kind")
+                if kind is None:
+                    column.counts.append(self._missing(spec, name_of(index)))
+                    continue
+                if _KIND_TYPES[kind] != spec.type:
+                    raise self._type_error(spec, _KIND_TYPES[kind], name_of(index), index)
+                n = column.add(getattr(feature, kind))
+                if spec.stride is not None and (n % spec.stride if spec.variable else n != spec.stride):
+                    raise self._count_error(spec, n, name_of(index), index)
+                column.counts.append(n)
+        n_sparse = len(self.sparse)
+        triples = [sparse_triple(c.values(), c.counts, self.batch) for c in columns[:n_sparse]]
+        arrays = [dense_array(c.values(), c.counts, c.spec, self.batch) for c in columns[n_sparse:]]
         return triples, arrays
 
 
-def sparse_triple(rows, batch, numpy_type):
-    """(indices, values, dense_shape) of per-row value vectors: indices (row, j) in a batch, (j,) for one row."""
-    lengths = [len(r) for r in rows]
-    width = max(lengths, default=0)
-    values = np.concatenate(rows).astype(numpy_type, copy=False) if rows else np.zeros(0, dtype=numpy_type)
-    positions = np.concatenate([np.arange(n, dtype=np.int64) for n in lengths]) if rows else np.zeros(0, np.int64)
+def sparse_triple(values, counts, batch):
+    """(indices, values, dense_shape) of rows of ``counts`` values each (``values`` concatenated): indices
+    (row, j) in a batch, (j,) for one row."""
+    counts = np.asarray(counts, dtype=np.int64)
+    starts = np.cumsum(counts) - counts
+    positions = np.arange(values.size, dtype=np.int64) - np.repeat(starts, counts)
+    width = int(counts.max(initial=0))
     if not batch:
         return positions.reshape(-1, 1), values, np.array([width], dtype=np.int64)
-    which = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
-    return (np.stack([which, positions], axis=1).reshape(-1, 2), values,
-            np.array([len(rows), width], dtype=np.int64))
+    which = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    return np.stack([which, positions], axis=1), values, np.array([counts.size, width], dtype=np.int64)
 
 
-def dense_array(values, spec, batch):
-    """The dense output of one key: values stacked over the batch, variable-length rows padded."""
+def dense_array(values, counts, spec, batch):
+    """The dense output of one key over the batch: missing values defaulted, variable-length rows padded."""
+    counts = np.asarray(counts, dtype=np.int64)
     if spec.variable:
-        longest = max((len(v) for v in values), default=0)
-        out = np.empty([len(values), longest] + spec.row, dtype=spec.numpy)
+        rows = counts // spec.stride
+        out = np.empty([counts.size, int(rows.max(initial=0)), spec.stride], dtype=spec.numpy)
         out[...] = spec.default if spec.default is not None else (b"" if spec.type == "string" else 0)
-        for i, v in enumerate(values):
-            out[i, :len(v)] = v
+        which = np.repeat(np.arange(counts.size), rows)
+        out[which, np.arange(which.size) - np.repeat(np.cumsum(rows) - rows, rows)] = \
+            values.reshape(-1, spec.stride)
+        out = out.reshape([counts.size, out.shape[1]] + spec.row)
     else:
-        out = np.empty([len(values)] + spec.shape, dtype=spec.numpy)
-        for i, v in enumerate(values):
-            out[i] = v
+        out = np.empty([counts.size] + spec.shape, dtype=spec.numpy)
+        present = counts >= 0
+        out[present] = values.reshape([-1] + spec.shape)
+        if not present.all():
+            out[~present] = spec.default.reshape(spec.shape)
     return out if batch else out[0]
+
+
+def sparse_from_rows(rows, batch):
+    """sparse_triple of a list of value arrays (one per row)."""
+    values = np.concatenate(rows) if rows else np.zeros(0)
+    return sparse_triple(values, [len(r) for r in rows], batch)
 
 
 class SequenceParser:
@@ -179,11 +233,11 @@ class SequenceParser:
         example = parse_proto(example_protos.SequenceExample, serialized,
                               f"Invalid protocol message input, example id: {name}")
         context = example.context.feature
-        sparse = [sparse_triple([self._context_sparse(spec, context.get(spec.key), name)], False, spec.numpy)
+        sparse = [sparse_from_rows([self._context_sparse(spec, context.get(spec.key), name)], False)
                   for spec in self.context.sparse]
         dense = [self._context_dense(spec, context.get(spec.key), name) for spec in self.context.dense]
         lists = example.feature_lists.feature_list
-        list_sparse = [sparse_triple(self._steps(spec, lists.get(spec.key), name), True, spec.numpy)
+        list_sparse = [_typed(sparse_from_rows(self._steps(spec, lists.get(spec.key), name), True), spec)
                        for spec in self.sparse_lists]
         list_dense = [self._dense_list(spec, lists.get(spec.key), name) for spec in self.dense_lists]
         return sparse, dense, list_sparse, list_dense
@@ -246,3 +300,8 @@ class SequenceParser:
         for i, v in enumerate(steps):
             out[i] = v.reshape(spec.shape)
         return out
+
+
+def _typed(triple, spec):
+    """A triple whose values have the spec's dtype (no rows at all concatenate to float64)."""
+    return triple[0], triple[1].astype(spec.numpy, copy=False), triple[2]
