@@ -1,5 +1,5 @@
-"""Running the cases of ``tests/fixtures/tf1/records.json`` (made by ``make_records.py`` with real TensorFlow)
-here, and comparing outcomes: the same values, dtypes and static shapes, or the same error class at the same
+"""Running the cases of ``tests/fixtures/tf1/records.json`` and ``parsing.json`` (made by ``make_records.py`` and
+``make_parsing.py`` with real TensorFlow) here, and comparing outcomes: the same values, dtypes and static shapes, or the same error class at the same
 phase (building or running) with TF's message in ours."""
 
 import numpy as np
@@ -7,7 +7,7 @@ from tf1_fixtures import FOLDER, array, load
 
 import tensorweave as tf
 
-TF1 = load("records")
+TF1 = {**load("records"), **load("parsing")}
 FILES = FOLDER / "records"
 
 

@@ -1,4 +1,4 @@
-"""tf.decode_raw and tf.decode_csv against real TensorFlow (tests/fixtures/tf1/make_records.py): values,
+"""tf.decode_raw and tf.decode_csv against real TensorFlow (tests/fixtures/tf1/make_parsing.py): values,
 dtypes, static shapes, byte order, CSV quoting, defaults, NA values, selected columns, and TF's errors."""
 
 import numpy as np

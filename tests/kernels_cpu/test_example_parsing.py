@@ -1,5 +1,5 @@
 """tf.parse_example, tf.parse_single_example and tf.parse_single_sequence_example against real TensorFlow
-(tests/fixtures/tf1/make_records.py): values, dtypes, static shapes, and the errors with TF's messages."""
+(tests/fixtures/tf1/make_parsing.py): values, dtypes, static shapes, and the errors with TF's messages."""
 
 import numpy as np
 import pytest
