@@ -185,3 +185,18 @@ def test_record_writer_takes_a_file_object_and_a_reader_its_offsets(tmp_path):
     records = RecordIterator(tmp_path / "r.tfrecord")
     assert [(r, records.record_offset) for r in records] == [(b"a", 0), (b"", 17), (b"ccc", 33)]
     assert records.offset == 52
+
+
+def test_line_iterator_splits_lines_as_tf1s_text_line_reader(tmp_path):
+    """The lines TF's TextLineReader read from lines.txt; the same from a GZIP copy; empty and unterminated files."""
+    from tensorweave.records import LineIterator
+    want = [as_bytes(row[1]) for row in TF1["reader/text_lines"]["rows"] if row[0].startswith("lines.txt")]
+    assert list(LineIterator(FILES / "lines.txt")) == want == [b"head", b"x\ry", b"", b"last"]
+    (tmp_path / "lines.txt.gz").write_bytes(gzip.compress((FILES / "lines.txt").read_bytes()))
+    lines = LineIterator(tmp_path / "lines.txt.gz", "GZIP")
+    assert [(line, lines.line_number) for line in lines] == [(w, i + 1) for i, w in enumerate(want)]
+    (tmp_path / "empty").write_bytes(b"")
+    (tmp_path / "open").write_bytes(b"a\r\nb\r")
+    assert list(LineIterator(tmp_path / "empty")) == [] and list(LineIterator(tmp_path / "open")) == [b"a", b"b"]
+    with pytest.raises(tf.errors.NotFoundError, match="missing; No such file or directory"):
+        LineIterator(tmp_path / "missing")

@@ -145,11 +145,14 @@ class TextLineReader(Reader):
         self.skip_header_lines = skip_header_lines
 
     def _records_of(self, work):
-        lines = _read_bytes(work).split(b"\n")
-        if lines[-1] == b"":
-            lines.pop()  # the file ends with a newline: no line after it
-        return [(f"{work}:{i + 1}".encode(), line[:-1] if line.endswith(b"\r") else line)
-                for i, line in enumerate(lines) if i >= self.skip_header_lines]
+        lines = records.LineIterator(work)  # a missing file fails here
+
+        def keyed():
+            with lines:
+                for line in lines:
+                    if lines.line_number > self.skip_header_lines:
+                        yield f"{work}:{lines.line_number}".encode(), line
+        return keyed()
 
 
 class TFRecordReader(Reader):
