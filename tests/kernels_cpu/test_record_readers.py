@@ -141,3 +141,43 @@ def test_a_missing_tfrecord_file_is_not_found(tmp_path):
 def test_an_unknown_compression_type_is_refused_when_building():
     with pytest.raises(ValueError, match='Not a valid compression_type: "LZ4"'):
         tf.TFRecordReader(options="LZ4")
+
+
+def test_the_mnist_tutorials_convert_to_records_and_read_back(tmp_path):
+    """TF1's fully_connected_reader pattern: images written as raw bytes in Examples, read with a TFRecordReader,
+    decoded with decode_raw, shaped with set_shape, cast and batched with shuffle_batch."""
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, size=(6, 28 * 28), dtype=np.uint8)
+    labels = np.arange(6) % 3
+    with tf.python_io.TFRecordWriter(str(tmp_path / "train.tfrecords")) as writer:
+        for image, label in zip(images, labels):
+            example = tf.train.Example(features=tf.train.Features(feature={
+                "height": tf.train.Feature(int64_list=tf.train.Int64List(value=[28])),
+                "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[int(label)])),
+                "image_raw": tf.train.Feature(bytes_list=tf.train.BytesList(value=[image.tobytes()]))}))
+            writer.write(example.SerializeToString())
+    queue = tf.train.string_input_producer([str(tmp_path / "train.tfrecords")], num_epochs=1)
+    _, serialized = tf.TFRecordReader().read(queue)
+    features = tf.parse_single_example(serialized, features={
+        "image_raw": tf.FixedLenFeature([], tf.string), "label": tf.FixedLenFeature([], tf.int64)})
+    image = tf.decode_raw(features["image_raw"], tf.uint8)
+    image.set_shape([28 * 28])
+    image = tf.cast(image, tf.float32) * (1.0 / 255) - 0.5
+    label = tf.cast(features["label"], tf.int32)
+    batch_images, batch_labels = tf.train.shuffle_batch([image, label], batch_size=3, num_threads=2,
+                                                        capacity=10, min_after_dequeue=2, seed=1)
+    assert batch_images.shape.as_list() == [3, 784]
+    seen = []
+    with tf.Session() as sess:
+        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)
+        try:
+            while not coord.should_stop():
+                seen.append(sess.run([batch_images, batch_labels]))
+        except tf.errors.OutOfRangeError:
+            pass
+        coord.request_stop()
+        coord.join(threads)
+    got = {tuple(np.round((img + 0.5) * 255).astype(np.uint8)): lab for b in seen for img, lab in zip(*b)}
+    assert got == {tuple(img): lab for img, lab in zip(images, labels)}
