@@ -11,6 +11,9 @@ EDITABLES := -e "packages/core[test]" -e "packages/kernels-cpu[test]" -e "packag
 	-e "packages/distributed[test,mpich]" \
 	$(foreach p,$(wildcard examples/plugins/*/pyproject.toml),-e $(dir $(p))) -e ".[all,examples]"
 PYTEST_ARGS ?=
+# The core alone, as `pip install tensorweave` gives it (no kernels, no plugins): its own small venv.
+CORE_VENV := .venv-core
+CORE_STAMP := $(CORE_VENV)/.tensorweave-installed
 
 .PHONY: venv test demo bench clean tox chromium
 
@@ -22,8 +25,16 @@ $(STAMP): $(PACKAGE_FILES) Makefile
 	$(BIN)/python -m pip install --quiet $(EDITABLES)
 	touch $(STAMP)
 
-test: venv chromium
+test: venv chromium $(CORE_STAMP)
 	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
+	@echo "-- the core alone (no kernel or plugin package installed): tests/core"
+	$(CORE_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/core
+
+$(CORE_STAMP): packages/core/pyproject.toml Makefile
+	test -x $(CORE_VENV)/bin/python || $(PYTHON) -m venv $(CORE_VENV)
+	$(CORE_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CORE_VENV)/bin/python -m pip install --quiet -e packages/core pytest
+	touch $(CORE_STAMP)
 
 # The dashboard's browser tests drive Debian's Chromium (Playwright cannot download its own here):
 # installed when missing and we are root; without it those tests skip and say why.
@@ -48,4 +59,4 @@ tox: venv
 	$(BIN)/tox -p 2
 
 clean:
-	rm -rf $(VENV) .tox build dist
+	rm -rf $(VENV) $(CORE_VENV) .tox build dist

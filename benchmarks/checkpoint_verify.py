@@ -45,7 +45,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     import tensorweave as tf
-    from tensorweave.runtime import checkpoint_format
+    from tensorweave.formats import checkpoint_format
 
     rows = {}
     with tempfile.TemporaryDirectory() as directory:

@@ -1,10 +1,10 @@
 """tf.train.ClusterSpec: jobs, tasks, addresses, equality and clear errors for bad specs."""
 
-import sys
-
 import pytest
 
 import tensorweave as tf
+from tensorweave import plugins
+from tensorweave.hookspecs import hookimpl
 
 
 def test_dict_lists_and_sparse_tasks():
@@ -45,11 +45,36 @@ def test_errors_name_the_problem():
         tf.train.ClusterSpec({"ps": "a:1"})
 
 
-def test_from_mpi_without_the_distributed_package(monkeypatch):
-    monkeypatch.setitem(sys.modules, "tensorweave_distributed", None)
-    monkeypatch.setitem(sys.modules, "tensorweave_distributed.world", None)
+@pytest.fixture
+def without_the_distributed_plugin(monkeypatch):
+    monkeypatch.setenv("TENSORWEAVE_DISABLE_PLUGINS", "distributed")
+    yield
+    monkeypatch.delenv("TENSORWEAVE_DISABLE_PLUGINS")
+    plugins.reload()
+
+
+def test_from_mpi_without_the_distributed_package(without_the_distributed_plugin):
+    plugins.reload()
     with pytest.raises(ImportError, match=r"pip install tensorweave\[distributed\]"):
         tf.train.ClusterSpec.from_mpi(num_ps=1)
+
+
+def test_from_mpi_asks_the_mpi_transport_for_the_world_size(without_the_distributed_plugin):
+    """The core reaches the MPI world only through the transport a plugin registers for 'mpi'."""
+    def transport(target, config):
+        raise AssertionError("from_mpi starts no session")
+
+    transport.world_size = lambda: 5
+
+    class FakeMpi:
+        @staticmethod
+        @hookimpl
+        def tensorweave_register_transports(registrar):
+            registrar.add_transport("mpi", transport)
+
+    plugins.reload(extra_plugins=[(FakeMpi, "fake_mpi")])
+    spec = tf.train.ClusterSpec.from_mpi(num_ps=2)
+    assert spec.as_dict() == {"ps": ["mpi:rank0", "mpi:rank1"], "worker": ["mpi:rank2", "mpi:rank3", "mpi:rank4"]}
 
 
 def test_server_arguments_are_checked():

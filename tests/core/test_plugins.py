@@ -167,6 +167,7 @@ def test_a_plugin_whose_module_fails_to_import_is_reported_by_name(restore_plugi
     if "cpu" in infos:  # the others still work
         with tf.Session() as s:
             assert s.run(tf.add(tf.constant(2), 3)) == 5
+    monkeypatch.undo()  # before restore_plugins reloads
 
 
 _CORE_ALONE = r'''
@@ -235,3 +236,85 @@ def test_a_plugin_that_fails_part_way_leaves_nothing_behind(restore_plugins):
     if registries.devices.get("CPU") is not None:  # the CPU package's Identity is not broken by a tie
         with tf.Session() as s:
             assert s.run(tf.identity(tf.constant(1))) == 1
+
+
+_MISSPELLED_HOOK = '''
+from tensorweave.extension import KernelSet
+from tensorweave.hookspecs import hookimpl
+
+KERNELS = KernelSet("CPU", priority=50)
+KERNELS.add("Identity", lambda x: x + 1000)
+
+@hookimpl
+def tensorweave_register_kernel(registrar):
+    registrar.add_kernels(KERNELS)
+'''
+
+
+@pytest.mark.parametrize("marked", [True, False])
+def test_a_misspelled_hook_fails_the_load_naming_it_and_the_hooks(restore_plugins, monkeypatch, tmp_path, marked):
+    import importlib.metadata as metadata
+    source = _MISSPELLED_HOOK if marked else _MISSPELLED_HOOK.replace("@hookimpl\n", "")
+    module = f"tw_misspelled_plugin_{'marked' if marked else 'unmarked'}"
+    (tmp_path / f"{module}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    real = metadata.entry_points
+    extra = [metadata.EntryPoint("zz_misspelled", module, "tensorweave")]
+    monkeypatch.setattr(metadata, "entry_points",
+                        lambda **kw: list(real(**kw)) + (extra if kw.get("group") == "tensorweave" else []))
+    with pytest.warns(RuntimeWarning, match="'zz_misspelled' is not loaded"):
+        plugins.reload()
+    infos = {p.name: p for p in plugins.list_plugins()}
+    error = infos["zz_misspelled"].errors[0]
+    assert module in error and "tensorweave_register_kernel (did you mean" in error
+    for hook in ("tensorweave_register_ops", "tensorweave_register_kernels", "tensorweave_register_devices"):
+        assert hook in error
+    assert {name for name, info in infos.items() if not info.ok} == {"zz_misspelled"}
+    if "cpu" in infos:  # its kernel was never registered
+        with tf.Session() as s:
+            assert s.run(tf.identity(tf.constant(1))) == 1
+    monkeypatch.undo()  # before restore_plugins reloads
+
+
+def test_an_unmarked_hook_is_called():
+    class Unmarked:
+        ops = OpDefList()
+        ops.define("UnmarkedHookOp", inputs=["x: float32"], outputs=["y: float32"])
+
+        def tensorweave_register_ops(self, registrar):
+            registrar.add_ops(self.ops)
+
+    manager = plugins.PluginManager(autoload=False, extra_plugins=[(Unmarked(), "unmarked")]).load()
+    assert manager.infos["unmarked"].ok and manager.infos["unmarked"].ops == ["UnmarkedHookOp"]
+
+
+def test_register_plugin_runs_the_new_plugins_hooks_alone():
+    calls = []
+
+    class Late:
+        ops = OpDefList()
+        ops.define("LateOp", inputs=["x: float32"], outputs=["y: float32"])
+
+        @hookimpl
+        def tensorweave_register_ops(self, registrar):
+            calls.append("ops")
+            registrar.add_ops(self.ops)
+
+        @hookimpl
+        def tensorweave_register_devices(self, registrar):
+            calls.append("devices")
+
+    manager = plugins.PluginManager(autoload=False).load()
+    core_ops = list(manager.infos["tensorweave-core"].ops)
+    info = manager.register_plugin(Late(), "late")
+    assert info.ok and info.ops == ["LateOp"] and calls == ["ops", "devices"]
+    assert "LateOp" in manager.registries.ops and manager.infos["tensorweave-core"].ops == core_ops
+
+    class Typo:
+        @hookimpl
+        def tensorweave_register_op(self, registrar):
+            calls.append("typo")
+
+    with pytest.warns(RuntimeWarning, match="tensorweave_register_op \\(did you mean tensorweave_register_ops"):
+        info = manager.register_plugin(Typo(), "typo")
+    assert not info.ok and calls == ["ops", "devices"]

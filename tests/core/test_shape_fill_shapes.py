@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.extension import apply_op
 from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape
 from tensorweave.ops import array_ops
 
@@ -39,10 +40,10 @@ def test_shape_of_partly_known_tensor_is_an_op_that_shape_inference_sees_through
 
 def test_shape_ops_fold_when_a_later_shape_becomes_known():
     x = ph([None, 3])
-    shape = array_ops.apply_op("Shape", [x])
+    shape = apply_op("Shape", [x])
     x.set_shape([5, 3])
     assert constant_value(shape).tolist() == [5, 3]
-    size, rank = array_ops.apply_op("Size", [x]), array_ops.apply_op("Rank", [x])
+    size, rank = apply_op("Size", [x]), apply_op("Rank", [x])
     assert constant_value(size) == 15 and constant_value(rank) == 2
 
 
@@ -241,8 +242,8 @@ def test_zeros_like_and_ones_like_choose_constants_or_ops():
 
 
 def test_zeros_like_op_folds_when_the_static_shape_is_known():
-    z = array_ops.apply_op("ZerosLike", [ph([2, 2])])
-    o = array_ops.apply_op("OnesLike", [ph([3], tf.int64)])
+    z = apply_op("ZerosLike", [ph([2, 2])])
+    o = apply_op("OnesLike", [ph([3], tf.int64)])
     assert constant_value(z).tolist() == [[0, 0], [0, 0]] and constant_value(o).tolist() == [1, 1, 1]
     assert constant_value(o).dtype == np.int64
 

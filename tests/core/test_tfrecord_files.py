@@ -11,7 +11,8 @@ import pytest
 from tf1_records import FILES, TF1, as_bytes, assert_error
 
 import tensorweave as tf
-from tensorweave.records import RecordIterator, RecordWriter
+from tensorweave.protos.framework import TensorProto, TensorShapeProto
+from tensorweave.records import LineIterator, RecordIterator, RecordWriter
 from tensorweave.records.format import frame
 
 ITERATE = sorted(k for k in TF1 if k.startswith("iterate/") and "/damaged/" not in k and k != "iterate/missing")
@@ -118,7 +119,6 @@ def test_protos_serialize_as_tf1s():
         feature_lists=tf.train.FeatureLists(feature_list={"l": tf.train.FeatureList(feature=[
             feature(float_list=tf.train.FloatList(value=[1.0])), feature(float_list=tf.train.FloatList())])}))
     assert sequence.SerializeToString(deterministic=True) == as_bytes(TF1["proto/sequence_example"]["bytes"])
-    from tensorweave.protos.framework import TensorProto, TensorShapeProto
     tensor = TensorProto(dtype=1, tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=2)]),
                          tensor_content=np.float32([1.5, 2.5]).tobytes())
     summary = tf.Summary(value=[
@@ -189,7 +189,6 @@ def test_record_writer_takes_a_file_object_and_a_reader_its_offsets(tmp_path):
 
 def test_line_iterator_splits_lines_as_tf1s_text_line_reader(tmp_path):
     """The lines TF's TextLineReader read from lines.txt; the same from a GZIP copy; empty and unterminated files."""
-    from tensorweave.records import LineIterator
     want = [as_bytes(row[1]) for row in TF1["reader/text_lines"]["rows"] if row[0].startswith("lines.txt")]
     assert list(LineIterator(FILES / "lines.txt")) == want == [b"head", b"x\ry", b"", b"last"]
     (tmp_path / "lines.txt.gz").write_bytes(gzip.compress((FILES / "lines.txt").read_bytes()))

@@ -139,6 +139,15 @@ CASES = [
         *tf.gradients(tf.reduce_sum(tf.sin(tf.nn.conv2d(x, w, 1, [[0, 0], [3, 0], [1, 1], [0, 0]]))), [x, w])],
         [(2, 6, 5, 3), (3, 2, 3, 4)]),
     Case("lrn", lambda x: tf.nn.lrn(x, 2, 1.0, 0.1, 0.75), [(2, 3, 3, 6)], dtypes=("float32", "float64")),
+    Case("image_resize", lambda x: [tf.image.resize_bilinear(x, [5, 7]), tf.image.resize_nearest_neighbor(x, [2, 5]),
+                                    tf.image.resize_bicubic(x, [5, 3], align_corners=True), tf.image.resize_area(x, [2, 3]),
+                                    _grad(lambda t: tf.image.resize_bilinear(t, [5, 7]))(x),
+                                    _grad(lambda t: tf.image.resize_bicubic(t, [6, 2]))(x),
+                                    _grad(lambda t: tf.image.resize_nearest_neighbor(t, [7, 5]))(x)],
+         [(2, 3, 4, 2)], dtypes=("float32", "float64")),
+    Case("image_color", lambda x: [tf.image.rgb_to_hsv(x), tf.image.hsv_to_rgb(x), tf.image.adjust_contrast(x, 1.5),
+                                   tf.image.adjust_hue(x, 0.3), tf.image.adjust_saturation(x, 0.6)],
+         [(2, 3, 4, 3)], dtypes=("float32",), kind="positive"),
     # gradients
     Case("grad_activations", _grad(lambda x: tf.nn.relu(x) + tf.tanh(x) + tf.sigmoid(x) + tf.nn.elu(x)
                                    + tf.nn.softplus(x) + tf.nn.relu6(x * 4)), [(4, 5)]),

@@ -124,6 +124,16 @@ CASES = {
     "MaxPoolGradGrad": Case([(1, 3, 3, 2), (1, 3, 3, 2)],
                             lambda x, g: op("MaxPoolGradGrad", [x, _max_pool(x), g], **POOL)),
     "Conv2D": Case([(1, 3, 3, 2), (2, 2, 2, 3)], lambda x, f: tf.nn.conv2d(x, f, **CONV)),
+    # the resizes compute in float32 (and return it), so their differences are float32's
+    "ResizeBilinear": Case([(1, 2, 3, 2)], lambda x: tf.cast(tf.image.resize_bilinear(x, [3, 4]), tf.float64),
+                           delta=1e-2, tolerance=1e-4),
+    "ResizeBicubic": Case([(1, 3, 3, 1)], lambda x: tf.cast(tf.image.resize_bicubic(x, [4, 2], align_corners=True),
+                                                            tf.float64), delta=1e-2, tolerance=1e-4),
+    "ResizeNearestNeighbor": Case([(1, 2, 3, 2)], lambda x: tf.image.resize_nearest_neighbor(x, [3, 5])),
+    "ResizeNearestNeighborGrad": Case([(1, 3, 5, 2)], lambda g: op("ResizeNearestNeighborGrad", [g, tf.constant(
+        [2, 3])], align_corners=False, half_pixel_centers=False)),
+    "AdjustContrastv2": Case([(2, 3, 3), ()], lambda x, f: tf.image.adjust_contrast(x, tf.cast(f, tf.float32)),
+                             delta=1e-2, tolerance=1e-4),
     "Conv2DBackpropInput": Case([(2, 2, 2, 3), (1, 3, 3, 3)], lambda f, g: tf.nn.conv2d_backprop_input(
         tf.constant([1, 3, 3, 2]), f, g, **CONV)),
     "Conv2DBackpropFilter": Case([(1, 3, 3, 2), (1, 3, 3, 3)], lambda x, g: tf.nn.conv2d_backprop_filter(
@@ -199,7 +209,13 @@ def _swish(x):
     return swish(x)
 
 
+def _annotate(x):
+    from tensorweave_example_plugin import annotate
+    return annotate(x * x, note="squared")
+
+
 CASES["Swish"] = Case([(2, 3)], _swish)
+CASES["Annotate"] = Case([(2, 3)], _annotate)
 
 _MPI = ("a collective over the ranks of an MPI world: it needs tensorweave_distributed.init(), which this "
         "process must not call (tests/distributed checks what happens before it); ")

@@ -86,6 +86,7 @@ def test_reuse_shares_the_variables_and_errors_are_clear():
 
 
 def test_training_with_the_update_ops_learns_and_tracks_the_data_statistics(sess):
+    tf.set_random_seed(7)  # the dense layers' initial weights: unseeded, about 1 start in 10 did not learn enough
     x = tf.placeholder(tf.float32, [None, 2])
     labels = tf.placeholder(tf.int32, [None])
     training = tf.placeholder_with_default(False, [])
@@ -94,7 +95,8 @@ def test_training_with_the_update_ops_learns_and_tracks_the_data_statistics(sess
     loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
     with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
         train = tf.train.AdamOptimizer(0.05).minimize(loss)
-    data = (RNG.normal(size=(256, 2)) * [10.0, 0.1] + [50.0, -3.0]).astype(np.float32)  # wildly different scales
+    rng = np.random.default_rng(7)
+    data = (rng.normal(size=(256, 2)) * [10.0, 0.1] + [50.0, -3.0]).astype(np.float32)  # wildly different scales
     target = ((data[:, 0] - 50.0) / 10.0 - (data[:, 1] + 3.0) / 0.1 > 0).astype(np.int32)
     sess.run(tf.global_variables_initializer())
     for _ in range(300):

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.runtime import checkpoint_files, checkpoint_format
+from tensorweave.formats import checkpoint_files, checkpoint_format
 
 # A process that saves steps 1..N of a variable holding tag*1000 + step, once the test says go; it prints each
 # save (or the error of the one that failed, and stops) and waits for the test to close its stdin before exiting,
@@ -138,7 +138,7 @@ _KILLED = textwrap.dedent("""
     import os, signal, sys
     import numpy as np
     import tensorweave as tf
-    from tensorweave.runtime import checkpoint_format
+    from tensorweave.formats import checkpoint_format
     prefix, kill_at, sharded = sys.argv[1], sys.argv[2], sys.argv[3] == "sharded"
     with tf.device("/cpu:0"):
         a = tf.Variable(np.ones(300_000), name="a")

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.formats import checkpoint_format
 from tensorweave.ops import io_ops
-from tensorweave.runtime import checkpoint_format
 
 ALL_DTYPES = [(tf.float16, np.float16), (tf.float32, np.float32), (tf.float64, np.float64), (tf.int8, np.int8),
               (tf.int32, np.int32), (tf.int64, np.int64), (tf.uint8, np.uint8), (tf.bool, np.bool_),

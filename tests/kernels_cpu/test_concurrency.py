@@ -258,3 +258,46 @@ def test_concurrent_steps_share_variables_and_queues(sess):
         w.finish(30)
     assert sess.run(total) == sum(range(1, 41))
     assert sess.run(queue.size()) == 0
+
+
+def test_steps_blocked_on_a_queue_do_not_keep_another_steps_partitions_from_starting():
+    """Eight steps, each split over two devices, wait on an empty queue; the step that fills it is split too.
+    Every partition of every step must start at once: a pool of threads that each waiting partition holds
+    would leave the filling step's second partition queued behind them, and everything would wait forever
+    (the SyncReplicasOptimizer chief behind its blocked replicas, two shards on two devices)."""
+    waiting = 8
+    checks = []
+    for device in ("/cpu:0", "/cpu:1"):
+        with tf.device(device):
+            started = tf.Variable(0, name="started")
+            checks.append((started.initializer, started.assign_add(1, use_locking=True),
+                           tf.Assert(tf.equal(started, waiting), [started])))  # a target alone: one partition
+    with tf.device("/cpu:1"):
+        queue = tf.FIFOQueue(waiting, tf.float32, shapes=[])
+        with tf.control_dependencies([start_op for _, start_op, _ in checks]):
+            dequeued = queue.dequeue()
+    with tf.device("/cpu:0"):
+        doubled = dequeued * 2.0
+        values = tf.range(waiting, dtype=tf.float32) * 10.0
+    with tf.device("/cpu:1"):
+        fill = queue.enqueue_many([values])
+    config = tf.ConfigProto(device_count={"CPU": 2}, inter_op_parallelism_threads=1, allow_soft_placement=False)
+    with tf.Session(config=config) as s:
+        s.run([init for init, _, _ in checks])
+        steps = [start(s.run, doubled) for _ in range(waiting)]
+
+        def all_started():
+            try:
+                for _, _, check in checks:
+                    s.run(check)
+                return True
+            except tf.errors.InvalidArgumentError:
+                return False
+
+        deadline = time.monotonic() + 10
+        while not all_started() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert all_started(), "partitions of steps waiting on the queue never started: no thread was free to run them"
+        start(s.run, fill).finish(10)
+        got = sorted(float(w.finish(10)) for w in steps)
+    assert got == [20.0 * i for i in range(waiting)]

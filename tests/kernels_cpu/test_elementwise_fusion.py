@@ -294,7 +294,6 @@ def test_fused_nodes_round_trip_through_graph_defs_and_traces():
 
 
 def test_the_cost_model_counts_every_fused_op():
-    from tensorweave.runtime.cost_model import FLOPS
     from tensorweave.runtime.passes import run_pass
     from tensorweave.runtime.prune import build_plan_graph
     x = tf.placeholder(tf.float32, [1000, 1000])
@@ -302,4 +301,4 @@ def test_the_cost_model_counts_every_fused_op():
     graph, _, _ = build_plan_graph([out], [], [x])
     assert run_pass("elementwise_fusion", graph) == 5
     (fused,) = [n for n in graph.nodes if n.op_type == "_FusedElementwise"]
-    assert FLOPS["_FusedElementwise"](fused) == 5 * 1000 * 1000
+    assert fused.op_def.flops_fn(fused) == 5 * 1000 * 1000

@@ -10,7 +10,7 @@ import tensorweave as tf
 from tensorweave import plugins
 from tensorweave.extension import hookimpl
 from tensorweave.runtime.passes import run_pass
-from tensorweave.runtime.passes.rules import is_random
+from tensorweave.runtime.passes.rules import is_pure
 from tensorweave.runtime.prune import build_plan_graph
 
 
@@ -71,8 +71,14 @@ def test_random_ops_are_neither_merged_nor_folded():
 
 
 def test_random_ops_are_never_pure():
-    assert is_random("RandomUniform") and is_random("RandomStandardNormal") and is_random("TruncatedNormal")
-    assert not is_random("StatelessRandomUniform") and not is_random("Add")
+    """A draw is stateful in its definition (as in TF), which is what keeps passes off it: no list of names."""
+    from tensorweave.ops import random_ops
+    assert {d.name for d in random_ops.DEFS} >= {"RandomUniform", "RandomStandardNormal", "TruncatedNormal",
+                                                  "Multinomial"}
+    assert all(d.is_stateful for d in random_ops.DEFS)
+    graph = _plan([tf.random_uniform([4]), tf.truncated_normal([2]), tf.multinomial([[0.0, 1.0]], 3)])
+    draws = [n for n in graph.nodes if n.op_def in random_ops.DEFS]
+    assert len(draws) == 3 and not any(is_pure(n) for n in draws)
 
 
 # ---- constant folding ---------------------------------------------------------------------------------

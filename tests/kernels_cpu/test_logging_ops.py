@@ -51,7 +51,7 @@ def test_tf_print_streams_and_formatting(sess, capsys, tmp_path, caplog):
     assert captured.out == "x = [0 1 ... 8 9] {'k': 1.5}\n"
     assert captured.err == "to stderr|text!\n"
     assert target.read_text() == "to file\n"
-    with caplog.at_level(logging.INFO, logger="tensorweave"):
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
         sess.run(tf.print("logged", output_stream=logging.info))
     assert "logged" in caplog.text
     with pytest.raises(ValueError, match="output_stream must be"):

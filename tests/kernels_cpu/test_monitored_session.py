@@ -7,12 +7,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import types
 
 import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave import plugins
+from tensorweave.hookspecs import hookimpl
 
 
 def _counter_model():
@@ -102,7 +103,7 @@ def test_logging_tensor_hook_logs_every_n_iterations(caplog):
     doubled = tf.add(x, x, name="doubled")
     tf.train.get_or_create_global_step()
     hook = tf.train.LoggingTensorHook({"doubled": doubled}, every_n_iter=2, at_end=False)
-    with caplog.at_level(logging.INFO, logger="tensorweave"):
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
         with tf.train.SingularMonitoredSession(hooks=[hook]) as sess:
             for i in range(5):
                 sess.run(doubled, {x: float(i)})
@@ -117,7 +118,7 @@ def test_feed_fn_final_ops_and_step_counter_hooks(caplog):
     final = tf.train.FinalOpsHook(step)
     counter = tf.train.StepCounterHook(every_n_steps=2)
     feeds = tf.train.FeedFnHook(lambda: {x: 41.0})
-    with caplog.at_level(logging.INFO, logger="tensorweave"):
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
         with tf.train.SingularMonitoredSession(hooks=[final, counter, feeds]) as sess:
             assert sess.run(y) == 42.0
             for _ in range(4):
@@ -183,7 +184,9 @@ def test_monitored_session_recovers_from_an_aborted_step(tmp_path):
         np.testing.assert_array_equal(sess.run(w), np.full(3, 1 + 2 + 3 + 4 + 5.0))
 
 
-def test_summaries_use_the_board_packages_hook_when_it_is_installed(monkeypatch, tmp_path):
+@pytest.fixture
+def fake_board(monkeypatch):
+    """A plugin standing in for tensorweave_board: it registers tf.train.SummarySaverHook, which notes each hook made."""
     made = []
 
     class SummarySaverHook(tf.train.SessionRunHook):
@@ -191,9 +194,22 @@ def test_summaries_use_the_board_packages_hook_when_it_is_installed(monkeypatch,
                      summary_op=None):
             made.append((save_steps, output_dir))
 
-    board = types.ModuleType("tensorweave_board")
-    board.SummarySaverHook = SummarySaverHook
-    monkeypatch.setitem(sys.modules, "tensorweave_board", board)
+    class Board:
+        @staticmethod
+        @hookimpl
+        def tensorweave_register_api(registrar):
+            registrar.add_module("train.SummarySaverHook", SummarySaverHook)
+
+    monkeypatch.setenv("TENSORWEAVE_DISABLE_PLUGINS", "board")
+    plugins.reload(extra_plugins=[(Board, "fake_board")])
+    yield SummarySaverHook, made
+    monkeypatch.delenv("TENSORWEAVE_DISABLE_PLUGINS")
+    plugins.reload()
+
+
+def test_summaries_use_the_summary_saver_hook_a_plugin_registered(fake_board, tmp_path):
+    hook_class, made = fake_board
+    assert tf.train.SummarySaverHook is hook_class
     step, w, train_op = _counter_model()
     with tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path / "none"), save_summaries_steps=7):
         pass

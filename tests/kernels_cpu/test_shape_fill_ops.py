@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.extension import apply_op
 from tensorweave.ops import array_ops
 from tensorweave.testing import check_gradients, check_op
 
@@ -195,7 +196,7 @@ def test_zeros_like_of_strings():
 def test_identity_like_ops_pass_values_through():
     a, b = tf.placeholder(tf.float32, [None]), tf.placeholder(tf.string, [2])
     outs = tf.identity_n([a, b])
-    snapshot = array_ops.apply_op("Snapshot", [a])
+    snapshot = apply_op("Snapshot", [a])
     feed = {a: np.array([1.0, 2.0], np.float32), b: strings([2])}
     got = run(outs + [tf.stop_gradient(a), array_ops.prevent_gradient(a), snapshot], feed)
     assert got[0].tolist() == [1.0, 2.0] and got[1].tolist() == [b"0", b"1"]
@@ -206,7 +207,7 @@ def test_snapshot_is_a_copy():
     with tf.Session() as sess:
         value = np.ones(3, np.float32)
         x = tf.placeholder(tf.float32, [3])
-        copied = sess.run(array_ops.apply_op("Snapshot", [x]), {x: value})
+        copied = sess.run(apply_op("Snapshot", [x]), {x: value})
     assert not np.shares_memory(copied, value)
 
 
@@ -238,7 +239,7 @@ def test_identity_n_gradient_passes_each_gradient():
     (lambda x: tf.fill([2, 3], x) * tf.constant(np.arange(6.0).reshape(2, 3)), ()),
     (lambda x: tf.fill(tf.shape(hidden(tf.zeros([2, 2], tf.float64))), x), ()),
     (lambda x: tf.ensure_shape(x, [None, 2]) * 3.0, (2, 2)),
-    (lambda x: array_ops.apply_op("Snapshot", [x]) * x, (3,)),
+    (lambda x: apply_op("Snapshot", [x]) * x, (3,)),
 ], ids=["reshape", "reshape_unknown_rank", "reshape_unknown_sizes", "expand_dims", "expand_dims_unknown_rank",
         "squeeze", "squeeze_unknown_sizes", "broadcast_to", "broadcast_to_unknown_sizes", "broadcast_scalar",
         "fill", "fill_run_time_dims", "ensure_shape", "snapshot"])

@@ -16,7 +16,7 @@ def _swish(x):
 def test_listed_with_distribution_ops_kernels_and_device():
     info = {p.name: p for p in plugins.list_plugins()}["example"]
     assert info.ok and info.distribution == "tensorweave-example-plugin"
-    assert info.ops == ["Swish", "SwishGrad"]
+    assert info.ops == ["Swish", "SwishGrad", "Annotate"]
     assert "Swish@CPU" in info.kernels and "Swish@TOY" in info.kernels
     assert info.devices == ["TOY"]
 
@@ -64,7 +64,7 @@ def test_cli_lists_the_plugin_with_distribution_version_ops_kernels_and_device()
             break
         block.append(line.strip())
     assert lines[start] == f"example [tensorweave-example-plugin {plugin_version()}] ok"
-    assert "ops (2): Swish, SwishGrad" in block
+    assert "ops (3): Swish, SwishGrad, Annotate" in block
     kernels = next(line for line in block if line.startswith("kernels ("))
     assert "Swish@CPU" in kernels and "Swish@TOY" in kernels and "SwishGrad@TOY" in kernels
     assert "devices (1): TOY" in block
@@ -144,7 +144,7 @@ _NOT_YET_ON_THE_EXTENSION_API = {}
 
 @pytest.mark.parametrize("package", ["tensorweave_example_plugin", "tensorweave_cpu", "tensorweave_cuda"])
 def test_plugins_import_only_the_public_extension_module(package):
-    """The plugin contract: a plugin reaches the core through ``tensorweave.extension`` alone."""
+    """The plugin contract: a plugin reaches the core through ``tensorweave.extension`` and the hooks alone."""
     import ast
     import pathlib
     root = pathlib.Path(pytest.importorskip(package).__file__).parent
@@ -155,7 +155,8 @@ def test_plugins_import_only_the_public_extension_module(package):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
             for module in modules:
-                if module.split(".")[0] == "tensorweave" and module != "tensorweave.extension":
+                if module.split(".")[0] == "tensorweave" and module not in ("tensorweave.extension",
+                                                                            "tensorweave.hookspecs"):
                     offenders.append(f"{where}:{node.lineno} imports {module}")
     offenders = [o for o in offenders if o.split(":")[0] not in _NOT_YET_ON_THE_EXTENSION_API]
     assert offenders == []

@@ -6,17 +6,22 @@ plugins: ``pip install tensorweave[cpu]`` for the CPU.
 
 __version__ = "0.1.0"
 
-from tensorweave import dtypes, errors  # noqa: E402
+import sys as _sys  # noqa: E402
+
+from tensorweave import dtypes, errors, plugins  # noqa: E402 - plugins installs the loader the registries use
+from tensorweave.errors import OpError  # noqa: E402,F401
 from tensorweave.dtypes import (  # noqa: E402,F401
     DType, as_dtype, bool, complex64, complex128, double, float16, float32, float64, half, int8, int16, int32,
     int64, resource, string, uint8, uint16, uint32, uint64, variant,
 )
+from tensorweave.framework.default_session import get_default_session  # noqa: E402,F401
 from tensorweave.framework.device_spec import DeviceSpec  # noqa: E402,F401
 from tensorweave.framework.graph import (  # noqa: E402,F401
     Graph, GraphKeys, add_to_collection, add_to_collections, colocate_with, container, control_dependencies, device,
     get_collection, get_collection_ref, get_default_graph, name_scope, reset_default_graph,
 )
-from tensorweave.framework.graph_io import GraphDef, NodeDef, import_graph_def  # noqa: E402,F401
+from tensorweave.framework.graph_io import GraphDef, NodeDef  # noqa: E402,F401
+from tensorweave.framework.importer import import_graph_def  # noqa: E402,F401
 from tensorweave.framework.operation import Operation  # noqa: E402,F401
 from tensorweave.framework.random_seed import *  # noqa: E402,F401,F403
 from tensorweave.framework.tensor import Tensor  # noqa: E402,F401
@@ -30,35 +35,59 @@ from tensorweave.ops.accumulator_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.array_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.check_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.clip_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.comparison_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.concat_split_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.cond import *  # noqa: E402,F401,F403
 from tensorweave.ops.control_flow_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.cumulative_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.data_flow_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.decode_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.dynamic_partition_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.fill_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.functional_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.gather_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.gradients_impl import *  # noqa: E402,F401,F403
 from tensorweave.ops.init_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.io_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.logging_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.mask_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.math_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.matmul_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.numerics_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.pad_tile_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.parsing_config import *  # noqa: E402,F401,F403
 from tensorweave.ops.parsing_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.random_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.range_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.reduction_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.segment_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.shape_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.slicing_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.state_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_array_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_operators import *  # noqa: E402,F401,F403
+from tensorweave.ops.transpose_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.unary_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.variable_scope import *  # noqa: E402,F401,F403
 from tensorweave.ops.variables import *  # noqa: E402,F401,F403
+from tensorweave.ops.while_loop import *  # noqa: E402,F401,F403
 from tensorweave.protos.summary import (  # noqa: E402,F401
     Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryDescription, SummaryMetadata, TaggedRunMetadata,
 )
 from tensorweave.runtime.config import (  # noqa: E402,F401
     ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata, RunOptions,
 )
-from tensorweave.runtime.session import InteractiveSession, Session, get_default_session  # noqa: E402,F401
+from tensorweave.runtime.session import InteractiveSession, Session  # noqa: E402,F401
 
-from tensorweave import compat, debugging, layers, losses, math, nn, queue, random, test, train  # noqa: E402,F401
-from tensorweave import io, python_io  # noqa: E402,F401
+from tensorweave import (  # noqa: E402,F401
+    compat, debugging, extension, image, layers, losses, math, nn, queue, random, test, train,
+)
+
+from tensorweave import app, examples, flags, gfile, io, logging, python_io  # noqa: E402,F401
+from tensorweave.logging import get_logger  # noqa: E402,F401
+
+compat.v1 = _sys.modules[__name__]
+_sys.modules[__name__ + ".compat.v1"] = compat.v1
 
 _API_HINTS = {"summary": "tensorweave[board] (the tensorboard-lite package)"}
 
@@ -78,8 +107,7 @@ class _MissingNamespace:
 
 
 def __getattr__(name):
-    from tensorweave.plugins import get_registries
-    module = get_registries().api.get(name)
+    module = plugins.get_registries().api.get(name)
     if module is not None:
         globals()[name] = module
         return module

@@ -3,6 +3,9 @@
 import argparse
 import sys
 
+from tensorweave.plugins import format_listing, list_plugins
+from tensorweave.runtime.device_mgr import DeviceMgr
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="tensorweave", description="Tensorweave tools")
@@ -12,10 +15,8 @@ def main(argv=None):
     sub.add_parser("devices", help="list the devices this process would create")
     args = parser.parse_args(argv)
     if args.command == "plugins":
-        from tensorweave.plugins import format_listing, list_plugins
         print(format_listing(verbose=args.verbose))
         return 0 if all(p.ok for p in list_plugins()) else 1
-    from tensorweave.runtime.device_mgr import DeviceMgr
     for d in DeviceMgr().devices:
         print(f"{d.name}  {d.description}")
     return 0

@@ -2,7 +2,8 @@
 
 A minimal plugin module::
 
-    from tensorweave.extension import OpDefList, KernelSet, hookimpl
+    from tensorweave.extension import OpDefList, KernelSet
+    from tensorweave.hookspecs import hookimpl
 
     OPS = OpDefList()
     SQUARE_PLUS = OPS.define("SquarePlus", inputs=["x: T"], outputs=["y: T"], attrs=["T: floating"],
@@ -23,17 +24,14 @@ A minimal plugin module::
         registrar.add_kernels(KERNELS)
 """
 
-import pluggy
-
 from tensorweave import dtypes, errors  # noqa: F401 - re-exported for plugins
-from tensorweave.framework import common_shapes  # noqa: F401
+from tensorweave.framework import common_shapes, flops  # noqa: F401
 from tensorweave.framework.apply_op import apply_op, create_op  # noqa: F401
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, AttrDef, OpDef, OpDefList  # noqa: F401
-from tensorweave.framework.registry import KernelDef, build_from_function
+from tensorweave.framework.registry import KernelDef, define_kernel  # noqa: F401
 from tensorweave.framework.tensor_shape import Dimension, TensorShape  # noqa: F401
 from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape  # noqa: F401
-
-hookimpl = pluggy.HookimplMarker("tensorweave")
+from tensorweave.hookspecs import hookimpl  # noqa: F401
 
 
 class KernelSet(list):
@@ -44,15 +42,11 @@ class KernelSet(list):
         self.device_type = device_type
         self.priority = priority
 
-    def add(self, op_type, compute=None, *, build=None, dtypes=None, priority=None, context=False,  # noqa: A002
-            asynchronous=False, device_type=None, label=""):
-        """Adds ``compute(*inputs, **bound_attrs)`` or ``build(node) -> compute`` for ``op_type``."""
-        if (compute is None) == (build is None):
-            raise TypeError(f"KernelSet.add({op_type!r}): pass exactly one of compute or build=")
-        if dtypes is not None and not isinstance(dtypes, dict):
-            dtypes = {"T": dtypes}
-        kernel = KernelDef(op_type, device_type or self.device_type, build or build_from_function(compute),
-                           dtypes, self.priority if priority is None else priority, context, asynchronous, label)
+    def add(self, op_type, compute=None, *, device_type=None, priority=None, **kwargs):
+        """Adds ``compute(*inputs, **bound_attrs)`` or ``build(node) -> compute`` for ``op_type`` (see
+        ``define_kernel``); the set's device type and priority unless given."""
+        kernel = define_kernel(op_type, compute, device_type=device_type or self.device_type,
+                               priority=self.priority if priority is None else priority, **kwargs)
         self.append(kernel)
         return kernel
 
@@ -98,9 +92,12 @@ def __getattr__(name):
         "register_plugin": ("tensorweave.plugins", "register_plugin"),
         "DEAD": ("tensorweave.runtime.executor_dataflow", "DEAD"),
         "DEFAULT_CONTAINER": ("tensorweave.runtime.resources", "DEFAULT_CONTAINER"),
-        "checkpoint_format": ("tensorweave.runtime.checkpoint_format", None),
+        "checkpoint_format": ("tensorweave.formats.checkpoint_format", None),
         "example_protos": ("tensorweave.protos.example", None),
+        "framework_protos": ("tensorweave.protos.framework", None),
+        "summary_protos": ("tensorweave.protos.summary", None),
         "records": ("tensorweave.records", None),
+        "record_format": ("tensorweave.records.format", None),
     }
     lazy.update({rule: (module, rule) for module, rules in _KERNEL_RULES.items() for rule in rules})
     if name in lazy:

@@ -11,6 +11,10 @@ from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import (
+    array_ops, comparison_ops, concat_split_ops, fill_ops, loss_ops, math_ops, nn_ops, range_ops, reduction_ops,
+    shape_ops, slicing_ops, unary_math_ops,
+)
 
 __all__ = ["Reduction", "absolute_difference", "add_loss", "compute_weighted_loss", "cosine_distance", "get_losses",
            "get_regularization_loss", "get_regularization_losses", "get_total_loss", "hinge_loss", "huber_loss",
@@ -39,23 +43,22 @@ class Reduction:
 
 
 def _safe_mean(total, count):
-    from tensorweave.ops import math_ops
     return math_ops.div_no_nan(total, count, name="value")
 
 
 def _num_present(losses, weights, per_batch=False):
     """How many losses have a non-zero weight (weights broadcast to the losses' shape); per batch entry
     (summed over every axis but the first, kept) when ``per_batch``."""
-    from tensorweave.ops import array_ops, math_ops, range_ops, weights_broadcast_ops
+    from tensorweave.ops import weights_broadcast_ops  # on first use of a loss with weights: start-up time
     if isinstance(weights, (int, float)) and weights != 0 and not per_batch:
-        return math_ops.cast(array_ops.size(losses), dtypes.float32)
+        return unary_math_ops.cast(shape_ops.size(losses), dtypes.float32)
     with graph_mod.name_scope(None, "num_present", [losses, weights]):
-        weights = math_ops.cast(weights, dtypes.float32)
-        present = math_ops.cast(math_ops.not_equal(weights, 0.0), dtypes.float32)
+        weights = unary_math_ops.cast(weights, dtypes.float32)
+        present = unary_math_ops.cast(comparison_ops.not_equal(weights, 0.0), dtypes.float32)
         present = weights_broadcast_ops.broadcast_weights(present, losses)
         if per_batch:
-            return math_ops.reduce_sum(present, range_ops.range(1, array_ops.rank(present)), keepdims=True)
-        return math_ops.reduce_sum(present)
+            return reduction_ops.reduce_sum(present, range_ops.range(1, shape_ops.rank(present)), keepdims=True)
+        return reduction_ops.reduce_sum(present)
 
 
 def compute_weighted_loss(losses, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES,
@@ -65,27 +68,27 @@ def compute_weighted_loss(losses, weights=1.0, scope=None, loss_collection=Graph
     ``weights`` is a scalar or has the losses' rank with each dimension 1 or the losses' own; other shapes are
     refused while building (or, for shapes known only at run time, when the step runs), as in TF.
     """
-    from tensorweave.ops import array_ops, math_ops, weights_broadcast_ops
+    from tensorweave.ops import weights_broadcast_ops  # on first use of a loss with weights: start-up time
     Reduction.validate(reduction)
     with graph_mod.name_scope(scope, "weighted_loss", [losses, weights]):
         losses = convert_to_tensor(losses)
         check = weights_broadcast_ops.assert_broadcastable(weights, losses)
         with graph_mod.control_dependencies([check] if check is not None else []):
             input_dtype = losses.dtype
-            losses = math_ops.cast(losses, dtypes.float32)
-            weights_f = math_ops.cast(weights, dtypes.float32)
+            losses = unary_math_ops.cast(losses, dtypes.float32)
+            weights_f = unary_math_ops.cast(weights, dtypes.float32)
             weighted = math_ops.multiply(losses, weights_f)
             if reduction == Reduction.NONE:
                 loss = weighted
             else:
-                loss = math_ops.reduce_sum(weighted)
+                loss = reduction_ops.reduce_sum(weighted)
                 if reduction == Reduction.MEAN:
-                    loss = _safe_mean(loss, math_ops.reduce_sum(array_ops.ones_like(losses) * weights_f))
+                    loss = _safe_mean(loss, reduction_ops.reduce_sum(fill_ops.ones_like(losses) * weights_f))
                 elif reduction == Reduction.SUM_BY_NONZERO_WEIGHTS:
                     loss = _safe_mean(loss, _num_present(losses, weights))
                 elif reduction == Reduction.SUM_OVER_BATCH_SIZE:
-                    loss = _safe_mean(loss, math_ops.cast(array_ops.size(losses), dtypes.float32))
-            loss = math_ops.cast(loss, input_dtype)
+                    loss = _safe_mean(loss, unary_math_ops.cast(shape_ops.size(losses), dtypes.float32))
+            loss = unary_math_ops.cast(loss, input_dtype)
         add_loss(loss, loss_collection)
         return loss
 
@@ -99,14 +102,13 @@ def _required(**values):
 def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0, scope=None,
                           loss_collection=GraphKeys.LOSSES, reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """Cross-entropy of softmax(logits) against one-hot labels (smoothed towards uniform by label_smoothing)."""
-    from tensorweave.ops import array_ops, loss_ops, math_ops
     _required(onehot_labels=onehot_labels, logits=logits)
     with graph_mod.name_scope(scope, "softmax_cross_entropy_loss", [logits, onehot_labels, weights]) as name:
         logits = convert_to_tensor(logits)
-        onehot_labels = math_ops.cast(onehot_labels, logits.dtype)
+        onehot_labels = unary_math_ops.cast(onehot_labels, logits.dtype)
         logits.shape.assert_is_compatible_with(onehot_labels.shape)
         if label_smoothing > 0:
-            num_classes = math_ops.cast(array_ops.shape(onehot_labels)[-1], logits.dtype)
+            num_classes = unary_math_ops.cast(shape_ops.shape(onehot_labels)[-1], logits.dtype)
             onehot_labels = onehot_labels * (1.0 - label_smoothing) + label_smoothing / num_classes
         onehot_labels = array_ops.stop_gradient(onehot_labels, name="labels_stop_gradient")
         losses = loss_ops.softmax_cross_entropy_with_logits_v2(labels=onehot_labels, logits=logits, name="xentropy")
@@ -116,13 +118,12 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0,
 def sparse_softmax_cross_entropy(labels, logits, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES,
                                  reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """Cross-entropy of softmax(logits) against integer class ids ``labels``."""
-    from tensorweave.ops import array_ops, loss_ops
     _required(labels=labels, logits=logits)
     with graph_mod.name_scope(scope, "sparse_softmax_cross_entropy_loss", [logits, labels, weights]) as name:
         labels, logits = convert_to_tensor(labels), convert_to_tensor(logits)
         if labels.shape.ndims is not None and logits.shape.ndims is not None \
                 and labels.shape.ndims == logits.shape.ndims and labels.shape[-1].value == 1:
-            labels = array_ops.squeeze(labels, [-1])  # [batch, 1] labels, as TF1's squeezable dimension
+            labels = shape_ops.squeeze(labels, [-1])  # [batch, 1] labels, as TF1's squeezable dimension
         weights = _squeezed_weights(weights, labels)
         losses = loss_ops.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits, name="xentropy")
         return compute_weighted_loss(losses, weights, name, loss_collection, reduction)
@@ -132,7 +133,6 @@ def _squeezed_weights(weights, labels):
     """TF's sparse_softmax_cross_entropy drops a last dimension of size 1 from weights with one more dimension
     than the labels ([batch, 1] weights for [batch] labels); for ranks known only at run time it also adds
     one to non-scalar weights with one dimension fewer (TF's dynamic path does both)."""
-    from tensorweave.ops import array_ops, math_ops
     weights = convert_to_tensor(weights, name="weights")
     rank, labels_rank = weights.shape.ndims, labels.shape.ndims
     if rank is not None and labels_rank is not None:
@@ -141,25 +141,25 @@ def _squeezed_weights(weights, labels):
         if weights.shape[-1].value not in (None, 1):
             raise ValueError(f"weights of shape {weights.shape} for labels of shape {labels.shape}: with one more "
                              f"dimension than the labels, the last must be 1 (it is dropped, as in TF)")
-        return array_ops.squeeze(weights, [-1])
-    shape, rank = array_ops.shape(weights), array_ops.rank(weights)
-    difference = rank - array_ops.rank(labels)
-    drop = math_ops.cast(math_ops.equal(difference, 1), dtypes.int32)
-    add = math_ops.cast(math_ops.logical_and(math_ops.equal(difference, -1), math_ops.not_equal(rank, 0)),
-                        dtypes.int32)
-    kept = array_ops.slice(shape, [0], array_ops.reshape(rank - drop, [1]))
-    return array_ops.reshape(weights, array_ops.concat([kept, array_ops.fill(array_ops.reshape(add, [1]), 1)], 0),
+        return shape_ops.squeeze(weights, [-1])
+    shape, rank = shape_ops.shape(weights), shape_ops.rank(weights)
+    difference = rank - shape_ops.rank(labels)
+    drop = unary_math_ops.cast(comparison_ops.equal(difference, 1), dtypes.int32)
+    add = unary_math_ops.cast(
+        comparison_ops.logical_and(comparison_ops.equal(difference, -1), comparison_ops.not_equal(rank, 0)),
+        dtypes.int32)
+    kept = slicing_ops.slice(shape, [0], shape_ops.reshape(rank - drop, [1]))
+    return shape_ops.reshape(weights, concat_split_ops.concat([kept, fill_ops.fill(shape_ops.reshape(add, [1]), 1)], 0),
                              name="weights_to_labels_rank")
 
 
 def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothing=0, scope=None,
                           loss_collection=GraphKeys.LOSSES, reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """Element-wise logistic loss of ``logits`` against 0/1 labels (smoothed towards 1/2 by label_smoothing)."""
-    from tensorweave.ops import loss_ops, math_ops
     _required(multi_class_labels=multi_class_labels, logits=logits)
     with graph_mod.name_scope(scope, "sigmoid_cross_entropy_loss", [logits, multi_class_labels, weights]) as name:
         logits = convert_to_tensor(logits)
-        labels = math_ops.cast(multi_class_labels, logits.dtype)
+        labels = unary_math_ops.cast(multi_class_labels, logits.dtype)
         logits.shape.assert_is_compatible_with(labels.shape)
         if label_smoothing > 0:
             labels = labels * (1 - label_smoothing) + 0.5 * label_smoothing
@@ -170,11 +170,10 @@ def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothi
 def _regression(default_name, element_loss):
     def loss(labels, predictions, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES,
              reduction=Reduction.SUM_BY_NONZERO_WEIGHTS, **options):
-        from tensorweave.ops import math_ops
         _required(labels=labels, predictions=predictions)
         with graph_mod.name_scope(scope, default_name, [predictions, labels, weights]) as name:
-            predictions = math_ops.cast(predictions, dtypes.float32)
-            labels = math_ops.cast(labels, dtypes.float32)
+            predictions = unary_math_ops.cast(predictions, dtypes.float32)
+            labels = unary_math_ops.cast(labels, dtypes.float32)
             predictions.shape.assert_is_compatible_with(labels.shape)
             losses = element_loss(labels, predictions, **options)
             return compute_weighted_loss(losses, weights, name, loss_collection, reduction)
@@ -182,25 +181,22 @@ def _regression(default_name, element_loss):
 
 
 def _squared(labels, predictions):
-    from tensorweave.ops import math_ops
     return math_ops.squared_difference(predictions, labels)
 
 
 def _absolute(labels, predictions):
-    from tensorweave.ops import math_ops
-    return math_ops.abs(predictions - labels)
+    return unary_math_ops.abs(predictions - labels)
 
 
 def _huber(labels, predictions, delta=1.0):
-    from tensorweave.ops import math_ops
-    error = math_ops.abs(predictions - labels)
+    error = unary_math_ops.abs(predictions - labels)
     quadratic = math_ops.minimum(error, delta)
     return 0.5 * quadratic * quadratic + delta * (error - quadratic)
 
 
 def _log(labels, predictions, epsilon=1e-7):
-    from tensorweave.ops import math_ops
-    return -labels * math_ops.log(predictions + epsilon) - (1 - labels) * math_ops.log(1 - predictions + epsilon)
+    return (-labels * unary_math_ops.log(predictions + epsilon)
+            - (1 - labels) * unary_math_ops.log(1 - predictions + epsilon))
 
 
 mean_squared_error = _regression("mean_squared_error", _squared)
@@ -216,11 +212,10 @@ log_loss.__name__, log_loss.__doc__ = "log_loss", "Binary log loss of probabilit
 def hinge_loss(labels, logits, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES,
                reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """max(0, 1 - y * logits) with the 0/1 ``labels`` mapped to y = -1/1."""
-    from tensorweave.ops import math_ops, nn_ops
     _required(labels=labels, logits=logits)
     with graph_mod.name_scope(scope, "hinge_loss", [logits, labels, weights]) as name:
-        logits = math_ops.cast(logits, dtypes.float32)
-        labels = math_ops.cast(labels, dtypes.float32)
+        logits = unary_math_ops.cast(logits, dtypes.float32)
+        labels = unary_math_ops.cast(labels, dtypes.float32)
         logits.shape.assert_is_compatible_with(labels.shape)
         losses = nn_ops.relu(1.0 - (2.0 * labels - 1.0) * logits)
         return compute_weighted_loss(losses, weights, name, loss_collection, reduction)
@@ -230,40 +225,40 @@ def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None, los
                     reduction=Reduction.SUM_BY_NONZERO_WEIGHTS, dim=None):
     """1 - sum(labels * predictions) along ``axis`` (kept, size 1): the cosine distance of unit-normalized
     inputs. ``dim`` is TF1's old name for ``axis``, which is required."""
-    from tensorweave.ops import loss_ops, math_ops
     axis = loss_ops._axis(axis, dim)
     if axis is None:
         raise ValueError("cosine_distance: You must specify 'axis' (the axis of the vectors being compared)")
     _required(labels=labels, predictions=predictions)
     with graph_mod.name_scope(scope, "cosine_distance_loss", [predictions, labels, weights]) as name:
-        predictions = math_ops.cast(predictions, dtypes.float32)
-        labels = math_ops.cast(labels, dtypes.float32)
+        predictions = unary_math_ops.cast(predictions, dtypes.float32)
+        labels = unary_math_ops.cast(labels, dtypes.float32)
         predictions.shape.assert_is_compatible_with(labels.shape)
-        losses = 1.0 - math_ops.reduce_sum(predictions * labels, axis=[axis], keepdims=True)
+        losses = 1.0 - reduction_ops.reduce_sum(predictions * labels, axis=[axis], keepdims=True)
         return compute_weighted_loss(losses, weights, name, loss_collection, reduction)
 
 
 def mean_pairwise_squared_error(labels, predictions, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES):
     """For each batch entry, the mean over pairs of elements (i, j) of ((p_i - p_j) - (l_i - l_j))², weighted
     by the entry's weights and summed over the batch (TF1's formula, from per-entry sums of differences)."""
-    from tensorweave.ops import array_ops, math_ops, range_ops, weights_broadcast_ops
+    from tensorweave.ops import weights_broadcast_ops  # on first use of a loss with weights: start-up time
     _required(labels=labels, predictions=predictions)
     with graph_mod.name_scope(scope, "mean_pairwise_squared_error", [predictions, labels, weights]):
-        weights = math_ops.cast(weights, dtypes.float32)
-        labels = math_ops.cast(labels, dtypes.float32)
+        weights = unary_math_ops.cast(weights, dtypes.float32)
+        labels = unary_math_ops.cast(labels, dtypes.float32)
         check = weights_broadcast_ops.assert_broadcastable(weights, labels)
         with graph_mod.control_dependencies([check] if check is not None else []):
-            predictions = math_ops.cast(predictions, dtypes.float32)
+            predictions = unary_math_ops.cast(predictions, dtypes.float32)
             predictions.shape.assert_is_compatible_with(labels.shape)
             diffs = predictions - labels
-            axes = range_ops.range(1, array_ops.rank(diffs))
+            axes = range_ops.range(1, shape_ops.rank(diffs))
             count = _num_present(diffs, weights, per_batch=True)
-            squares = math_ops.reduce_sum(math_ops.square(diffs), axes, keepdims=True)
+            squares = reduction_ops.reduce_sum(unary_math_ops.square(diffs), axes, keepdims=True)
             term1 = 2.0 * math_ops.div_no_nan(squares, math_ops.maximum(count - 1, 0))
-            sums = math_ops.reduce_sum(diffs, axes, keepdims=True)
-            term2 = 2.0 * math_ops.div_no_nan(math_ops.square(sums), math_ops.maximum(count * (count - 1), 0))
-            loss = math_ops.reduce_sum((term1 - term2) * weights)
-            loss = math_ops.where(math_ops.reduce_sum(count) > 0, loss, array_ops.zeros_like(loss), name="value")
+            sums = reduction_ops.reduce_sum(diffs, axes, keepdims=True)
+            term2 = 2.0 * math_ops.div_no_nan(unary_math_ops.square(sums), math_ops.maximum(count * (count - 1), 0))
+            loss = reduction_ops.reduce_sum((term1 - term2) * weights)
+            loss = comparison_ops.where(reduction_ops.reduce_sum(count) > 0, loss, fill_ops.zeros_like(loss),
+                                        name="value")
         add_loss(loss, loss_collection)
         return loss
 
@@ -284,7 +279,6 @@ def get_regularization_losses(scope=None):
 
 def get_regularization_loss(scope=None, name="total_regularization_loss"):
     """The sum of the regularization losses (0.0 when there are none)."""
-    from tensorweave.ops import array_ops, math_ops
     losses = get_regularization_losses(scope)
     if losses:
         return math_ops.add_n(losses, name=name)
@@ -293,7 +287,6 @@ def get_regularization_loss(scope=None, name="total_regularization_loss"):
 
 def get_total_loss(add_regularization_losses=True, name="total_loss", scope=None):
     """The sum of the losses in GraphKeys.LOSSES (and, by default, the regularization losses)."""
-    from tensorweave.ops import math_ops
     losses = get_losses(scope=scope)
     if add_regularization_losses:
         losses = losses + get_regularization_losses(scope=scope)

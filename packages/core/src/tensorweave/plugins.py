@@ -4,8 +4,10 @@ Plugins come from the ``tensorweave`` entry-point group. ``TENSORWEAVE_DISABLE_P
 the named ones; ``TENSORWEAVE_DISABLE_PLUGIN_AUTOLOAD=1`` loads only the core.
 """
 
+import difflib
 import importlib
 import importlib.metadata
+import inspect
 import os
 import threading
 import warnings
@@ -13,11 +15,11 @@ import warnings
 import pluggy
 
 from tensorweave import hookspecs
-from tensorweave.framework.registry import DeviceType, GraphPass, KernelDef, Registries, build_from_function
+from tensorweave.framework.registry import DeviceType, GraphPass, Registries, define_kernel, install_loader
 
 PROJECT = "tensorweave"
 CORE = "tensorweave-core"
-_BUILTIN_MODULES = ("tensorweave.ops.builtin_plugin", "tensorweave.runtime.passes")
+_BUILTIN_MODULES = ("tensorweave.ops.builtin_plugin", "tensorweave.runtime.builtin_plugin", "tensorweave.runtime.passes")
 _HOOK_ORDER = ("tensorweave_register_ops", "tensorweave_register_kernels", "tensorweave_register_devices",
                "tensorweave_register_graph_passes", "tensorweave_register_transports", "tensorweave_register_api")
 
@@ -66,16 +68,10 @@ class Registrar:
         for op_def in op_defs:
             self.add_op(op_def)
 
-    def add_kernel(self, op_type, compute=None, *, build=None, device_type="CPU", dtypes=None, priority=0,
-                   context=False, asynchronous=False, label=""):
-        """Registers ``compute`` (keyword-only params bound from attrs) or ``build(node) -> compute``."""
-        if (compute is None) == (build is None):
-            raise TypeError(f"add_kernel({op_type!r}): pass exactly one of compute= or build=")
-        if dtypes is not None and not isinstance(dtypes, dict):
-            dtypes = {"T": dtypes}
-        kernel = KernelDef(op_type, device_type, build or build_from_function(compute), dtypes, priority,
-                           context, asynchronous, label)
-        self._pending.append(("kernel", kernel))
+    def add_kernel(self, op_type, compute=None, **kwargs):
+        """Registers ``compute`` (inputs positional, attrs keyword-only) or ``build(node) -> compute``;
+        the keywords are ``define_kernel``'s (``device_type="CPU"``, ``dtypes``, ``priority``, ...)."""
+        self.add_kernels([define_kernel(op_type, compute, **kwargs)])
 
     def add_kernels(self, kernel_defs):
         for kernel in kernel_defs:
@@ -123,11 +119,34 @@ class Registrar:
                 info.api.append(item[0])
 
 
+class _HookManager(pluggy.PluginManager):
+    """pluggy's manager, taking every function named ``tensorweave_*`` as a hook, marked or not, so that
+    ``check_pending`` refuses a misspelled one instead of leaving it silently uncalled."""
+
+    def parse_hookimpl_opts(self, plugin, name):
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None and name.startswith(PROJECT + "_") and inspect.isroutine(
+                inspect.getattr_static(plugin, name, None)):
+            opts = {}
+        return opts
+
+
+def _unknown_hooks_message(module, unknown):
+    """Names the functions that look like hooks but are none, the closest hook to each, and the hooks."""
+    named = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, _HOOK_ORDER, n=1)
+        named.append(name + (f" (did you mean {close[0]}?)" if close else ""))
+    return (f"{module!r} defines {', '.join(named)}, which {'is' if len(unknown) == 1 else 'are'} not a tensorweave "
+            f"hook. A function named tensorweave_* must be one of the hooks: {', '.join(_HOOK_ORDER)}; rename it, "
+            f"or give a helper another name")
+
+
 class PluginManager:
     """Loads the core and the installed plugins once, on first use, and keeps what they registered."""
 
     def __init__(self, autoload=True, extra_plugins=()):
-        self.pm = pluggy.PluginManager(PROJECT)
+        self.pm = _HookManager(PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.registries = Registries()
         self.infos = {}
@@ -162,11 +181,20 @@ class PluginManager:
             self.pm.register(plugin, name=f"{name}:{getattr(plugin, '__name__', id(plugin))}")
         except Exception as e:
             self._fail(info, f"invalid plugin {info.module!r}: {type(e).__name__}: {e}")
+            return
+        try:
+            self.pm.check_pending()
+        except pluggy.PluginValidationError:
+            unknown = sorted(caller.name for caller in self.pm.get_hookcallers(plugin) if not caller.has_spec())
+            self.pm.unregister(plugin)
+            self._fail(info, _unknown_hooks_message(info.module, unknown))
 
-    def _call(self, hook_name):
+    def _call(self, hook_name, plugin=None):
+        """Runs one hook of every plugin (or of ``plugin`` alone), committing what each one adds on success."""
         for impl in getattr(self.pm.hook, hook_name).get_hookimpls():  # in registration order
-            name = impl.plugin_name.split(":", 1)[0]
-            info = self.infos[name]
+            if plugin is not None and impl.plugin is not plugin:
+                continue
+            info = self.infos[impl.plugin_name.split(":", 1)[0]]
             if not info.ok:
                 continue
             registrar = Registrar(info)
@@ -189,19 +217,9 @@ class PluginManager:
     def register_plugin(self, plugin, name):
         """Registers an in-process plugin object now (notebooks, tests) and runs its hooks."""
         self._register(plugin, name)
-        info = self.infos[name]
-        if info.ok:
-            impls = [(h, getattr(plugin, h, None)) for h in _HOOK_ORDER]
-            for hook_name, fn in impls:
-                if fn is None:
-                    continue
-                registrar = Registrar(info)
-                try:
-                    fn(registrar=registrar)
-                    registrar._commit(self.registries)
-                except Exception as e:
-                    self._fail(info, f"{hook_name} raised {type(e).__name__}: {e}")
-        return info
+        for hook_name in _HOOK_ORDER:
+            self._call(hook_name, plugin)
+        return self.infos[name]
 
 
 def _core_version():
@@ -226,6 +244,9 @@ def get_manager():
 
 def get_registries():
     return (_manager or get_manager()).registries
+
+
+install_loader(lambda: _manager or get_manager())
 
 
 def reload(autoload=True, extra_plugins=()):

@@ -12,7 +12,7 @@ launched as ``mpiexec -n 4 python -m mpi4py train.py``. Collective ops (``allred
 ``/job:worker/task:<rank>`` across the ranks, with Send/Recv over MPI.
 """
 
-from tensorweave.runtime.config import ConfigProto as _CoreConfigProto
+from tensorweave import ConfigProto as _CoreConfigProto
 
 from tensorweave_distributed.collective_ops import (  # noqa: F401
     Average, Max, Min, Sum, all_gather, all_reduce, allgather, allreduce, broadcast, grouped_allgather,

@@ -18,8 +18,8 @@ import itertools
 import threading
 import weakref
 
-from tensorweave.framework.device_spec import DeviceSpec
-from tensorweave.runtime.device import Device
+from tensorweave import DeviceSpec
+from tensorweave.extension import Device
 from tensorweave.runtime.device_mgr import DeviceMgr
 
 from tensorweave_distributed.rendezvous import MpiRendezvous
@@ -188,7 +188,3 @@ class MpiMaster:
             text = repr(([t.name for t in fetches], [o.name for o in targets], [t.name for t in feeds]))
             digest = self._digests[plan] = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
         return digest
-
-
-def master_factory(target, config):
-    return MpiMaster(target, config)

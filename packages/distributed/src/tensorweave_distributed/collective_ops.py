@@ -6,10 +6,8 @@ when every rank builds the same graph), or ``name=`` given to the wrapper, plus 
 iteration inside ``tf.while_loop``. The ops are stateful, so no pass merges or folds them.
 """
 
-from tensorweave import dtypes
+from tensorweave import IndexedSlices, convert_to_tensor, dtypes
 from tensorweave.extension import OpDefList, TensorShape, apply_op
-from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.framework.tensor_conversion import convert_to_tensor
 
 from tensorweave_distributed.reduction import Compression, check_op, compression_name
 from tensorweave_distributed.settings import ALGORITHMS

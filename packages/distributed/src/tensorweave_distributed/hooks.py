@@ -2,7 +2,7 @@
 a ``MonitoredTrainingSession`` is created (after the chief restored its checkpoint, so every rank resumes
 from it)."""
 
-from tensorweave.train.session_run_hook import SessionRunHook
+from tensorweave.train import SessionRunHook
 
 from tensorweave_distributed.collective_ops import grouped_broadcast
 

@@ -6,8 +6,8 @@ negotiation, fused in one buffer); sparse ones (IndexedSlices, from embedding lo
 their rows, unless ``sparse_as_dense``. With one rank the gradients pass through untouched.
 """
 
-from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.train.optimizer import Optimizer
+from tensorweave import IndexedSlices
+from tensorweave.train import Optimizer
 
 from tensorweave_distributed.collective_ops import Average, Sum, _op_name, allreduce, grouped_allreduce
 from tensorweave_distributed.reduction import Compression

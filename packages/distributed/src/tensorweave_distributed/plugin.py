@@ -1,7 +1,7 @@
 """The plugin entry point of tensorweave-distributed: the collective ops and their kernels, and the
 ``mpi://`` session target (Send/Recv between processes), whose transport also says which rank is the chief."""
 
-from tensorweave.extension import hookimpl
+from tensorweave.hookspecs import hookimpl
 
 
 @hookimpl
@@ -39,5 +39,11 @@ def _task_role():
     return task_role()
 
 
+def _world_size():
+    from tensorweave_distributed.world import init
+    return init().size
+
+
 _mpi_master.start_server = _start_server  # what tf.train.Server asks the transport of its protocol
 _mpi_master.task_role = _task_role  # what MonitoredTrainingSession asks when it is not told is_chief
+_mpi_master.world_size = _world_size  # how many processes ClusterSpec.from_mpi splits into ps and worker tasks

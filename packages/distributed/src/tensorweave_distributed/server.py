@@ -21,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 import tensorweave as tf
-from tensorweave.framework.graph_io import GraphDef, node_def_of
 
 from tensorweave_distributed.cluster import ClusterDeviceMgr, Layout
 from tensorweave_distributed.rendezvous import MpiRendezvous
@@ -199,7 +198,7 @@ class MpiServer:
                 graph = tf.Graph()
                 entry = self._served[name] = (tf.Session(target, graph=graph, config=self.config), graph)
             for graph_bytes in additions:
-                _import_new_nodes(entry[1], GraphDef.FromString(graph_bytes))
+                _import_new_nodes(entry[1], tf.GraphDef.FromString(graph_bytes))
             return entry
 
 
@@ -216,7 +215,7 @@ def _import_new_nodes(graph, graph_def):
             if src in have:
                 existing[ref] = have[src] if ref.startswith("^") else \
                     have[src].outputs[int(ref.rsplit(":", 1)[1]) if ":" in ref else 0]
-    delta = GraphDef()
+    delta = tf.GraphDef()
     delta.node.extend(new)
     with graph.as_default():
         tf.import_graph_def(delta, input_map=existing, name="")
@@ -256,7 +255,7 @@ class ClientMaster:
             added, now = None, graph.version
             if now != version:  # ops are only appended (one whose shape check fails is taken back at once)
                 ops = graph.get_operations()
-                added = GraphDef([node_def_of(op) for op in ops[sent:]]).SerializeToString() if ops[sent:] else None
+                added = tf.GraphDef([op.node_def for op in ops[sent:]]).SerializeToString() if ops[sent:] else None
                 self._sent[id(graph)] = (now, len(ops))
         key = ("srv", self.server.world.rank, self.number, digest, count)
         request = {"session": self.number, "key": key, "fetches": names[0], "targets": names[1], "feeds": names[2],

@@ -83,7 +83,9 @@ class StallCheck:
             return
         timeout, warning = self.settings.stall_timeout, self.settings.stall_warning
         if timeout > 0:
-            for name, waited, have, missing in stalled:
+            # In a deadlock several collectives stall at once; name the one the fewest ranks left out: the
+            # ranks that skipped it are the likely culprits (the others wait in it for them).
+            for name, waited, have, missing in sorted(stalled, key=lambda entry: len(entry[3])):
                 if waited >= timeout and min(self.activity.idle_for(r, now) for r in missing) >= timeout:
                     self.world.fail(errors.AbortedError(None, None, self._error(name, stalled, now)), failed=False)
                     return

@@ -2,7 +2,7 @@
 
 import importlib
 
-from tensorweave.extension import hookimpl
+from tensorweave.hookspecs import hookimpl
 
 from tensorweave_cpu.device import cpu_device_factory
 
@@ -37,6 +37,9 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.state",
     "tensorweave_cpu.kernels.training",
     "tensorweave_cpu.kernels.fused",
+    "tensorweave_cpu.kernels.image_resize",
+    "tensorweave_cpu.kernels.image_color",
+    "tensorweave_cpu.kernels.image_codecs",
     "tensorweave_cpu.kernels.native",
 )
 

@@ -40,7 +40,8 @@ def retarget(kernel_def, device_type, priority=GENERIC_PRIORITY, label=None):
     """A copy of ``kernel_def`` (same build, dtypes, calling convention) for ``device_type``."""
     constraints = {attr: sorted(allowed, key=lambda t: t.name) for attr, allowed in kernel_def.constraints.items()}
     return GPUKernelDef(kernel_def.op_type, device_type, on_device(kernel_def.build), constraints, priority,
-                        kernel_def.context, kernel_def.asynchronous, kernel_def.label if label is None else label)
+                        kernel_def.context, kernel_def.asynchronous, kernel_def.label if label is None else label,
+                        kernel_def.compute)
 
 
 def generic_kernels(modules=KERNEL_MODULES):

@@ -32,6 +32,9 @@ HOST_OPS = {
                      "RandomPoisson", "RandomPoissonV2", "RandomShuffle", "Multinomial"], _RANDOM),
     **dict.fromkeys(["UniformCandidateSampler", "LogUniformCandidateSampler", "ComputeAccidentalHits"],
                     "candidate sampling draws and matches ids on the host (CPU-only in TF as well)"),
+    **dict.fromkeys(["DecodeJpeg", "DecodePng", "DecodeGif", "DecodeBmp", "DecodeImage", "EncodeJpeg", "EncodePng"],
+                    "image codecs run in host libraries (libjpeg-turbo, zlib) on encoded strings; the decoded "
+                    "pixels are copied to the GPU"),
     "_FusedElementwise": ("made by the elementwise-fusion pass only for device types that have a fused kernel; "
                           "GPU ops run unfused"),
 }

@@ -7,7 +7,8 @@ GPU devices rank above the CPU, so the placer puts an op on a GPU whenever a GPU
 
 import importlib
 
-from tensorweave.extension import KernelSet, hookimpl
+from tensorweave.extension import KernelSet
+from tensorweave.hookspecs import hookimpl
 
 from tensorweave_cuda.availability import probe
 from tensorweave_cuda.device import gpu_device_factory

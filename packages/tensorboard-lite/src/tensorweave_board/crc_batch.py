@@ -16,7 +16,9 @@ import functools
 import crc32c
 import numpy as np
 
-from tensorweave.records.format import MASK_DELTA
+from tensorweave.extension import record_format
+
+MASK_DELTA = record_format.MASK_DELTA
 
 
 @functools.lru_cache(maxsize=1)

@@ -15,7 +15,7 @@ import threading
 import time
 import weakref
 
-from tensorweave.records import RecordWriter
+from tensorweave.extension import records
 
 from tensorweave_board import protos
 
@@ -43,7 +43,7 @@ class EventFileWriter:
     def _open(self):
         os.makedirs(self._logdir, exist_ok=True)
         self.path = os.path.join(self._logdir, event_file_name(self._suffix))
-        self._records = RecordWriter(open(self.path, "xb"))
+        self._records = records.RecordWriter(open(self.path, "xb"))
         self._queue = queue.Queue(self._max_queue)
         self._error = None
         first = protos.Event(wall_time=time.time(), file_version=FILE_VERSION)

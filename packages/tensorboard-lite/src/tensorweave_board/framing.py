@@ -17,10 +17,13 @@ import crc32c
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tensorweave.records.format import DATA_CHECK, LENGTH_CHECK, MASK_DELTA, MAX_LENGTH, too_long
-from tensorweave.records.format import FOOTER as _FOOTER, HEADER as _HEADER, mask as _masked
+from tensorweave.extension import record_format as _format
 
 from tensorweave_board import crc_batch
+
+DATA_CHECK, LENGTH_CHECK, MASK_DELTA, MAX_LENGTH = (_format.DATA_CHECK, _format.LENGTH_CHECK, _format.MASK_DELTA,
+                                                    _format.MAX_LENGTH)
+too_long, _FOOTER, _HEADER, _masked = _format.too_long, _format.FOOTER, _format.HEADER, _format.mask
 
 BATCH = 32  # records of one length checked vectorized from this many on (fewer: one crc32c call each)
 

@@ -1,7 +1,6 @@
 """SummarySaverHook: saves the graph's summaries every N steps or seconds during MonitoredTrainingSession."""
 
-from tensorweave.train.basic_session_run_hooks import SecondOrStepTimer
-from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunHook
+from tensorweave.train import SecondOrStepTimer, SessionRunArgs, SessionRunHook, get_global_step
 
 from tensorweave_board import protos
 from tensorweave_board.writer import FileWriterCache
@@ -29,7 +28,6 @@ class SummarySaverHook(SessionRunHook):
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
 
     def begin(self):
-        from tensorweave.train.training_util import get_global_step
         if self._summary_writer is None:
             self._summary_writer = FileWriterCache.get(self._output_dir)
         self._next_step = None

@@ -1,6 +1,6 @@
 """The plugin entry point: the summary ops, their CPU kernels, and ``tf.summary``."""
 
-from tensorweave.extension import hookimpl
+from tensorweave.hookspecs import hookimpl
 
 
 @hookimpl
@@ -18,4 +18,6 @@ def tensorweave_register_kernels(registrar):
 @hookimpl
 def tensorweave_register_api(registrar):
     from tensorweave_board import summary
+    from tensorweave_board.hooks import SummarySaverHook
     registrar.add_module("summary", summary)
+    registrar.add_module("train.SummarySaverHook", SummarySaverHook)

@@ -9,11 +9,13 @@ import logging
 import os
 import warnings
 
-from tensorweave.records.format import DATA_CHECK, FOOTER, HEADER, MAX_LENGTH, header_problem, too_long
-from tensorweave.records.format import frame, masked_crc  # noqa: F401 - the framing, for the board's users
-from tensorweave.records.writer import RecordWriter  # noqa: F401
+from tensorweave.extension import record_format as _format, records as _records
 
 from tensorweave_board.framing import Block, frame_block
+
+DATA_CHECK, FOOTER, HEADER, MAX_LENGTH = _format.DATA_CHECK, _format.FOOTER, _format.HEADER, _format.MAX_LENGTH
+header_problem, too_long = _format.header_problem, _format.too_long
+frame, masked_crc, RecordWriter = _format.frame, _format.masked_crc, _records.RecordWriter  # for the board's users
 
 _log = logging.getLogger("tensorweave_board")
 
@@ -132,10 +134,3 @@ def warn_if_incomplete(path, reader, count, what):
         _log.warning(message)
         warnings.warn(message, DataLossWarning, stacklevel=3)
 
-
-def read_records(path):
-    """Every complete, intact record of a finished file; warns about an incomplete tail or corruption."""
-    reader = RecordReader(path)
-    records = [data for _, data in reader.read()]
-    warn_if_incomplete(path, reader, len(records), "records")
-    return records

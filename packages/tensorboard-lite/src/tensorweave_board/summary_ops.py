@@ -7,10 +7,8 @@ import contextlib
 import logging
 import re
 
-from tensorweave import dtypes
+from tensorweave import GraphKeys, add_to_collection, convert_to_tensor, dtypes, get_collection, name_scope
 from tensorweave.extension import NOT_DIFFERENTIABLE, OpDefList, TensorShape, apply_op
-from tensorweave.framework import graph as graph_mod
-from tensorweave.framework.tensor_conversion import convert_to_tensor
 
 from tensorweave_board import protos
 
@@ -60,14 +58,14 @@ def _summary_scope(name, family=None, values=None):
     """(tag, scope) as TF1: the tag is the op's scoped, uniquified name, with ``family`` as a prefix."""
     name, family = _clean_tag(name), _clean_tag(family)
     base = name if family is None else f"{family}/{name}"
-    with graph_mod.name_scope(base, values=values) as scope:
+    with name_scope(base, values=values) as scope:
         stripped = scope.rstrip("/")
         yield (stripped if family is None else f"{family}/{stripped}"), scope
 
 
 def _collect(op, collections):
-    for key in [graph_mod.GraphKeys.SUMMARIES] if collections is None else collections:
-        graph_mod.add_to_collection(key, op)
+    for key in [GraphKeys.SUMMARIES] if collections is None else collections:
+        add_to_collection(key, op)
     return op
 
 
@@ -130,14 +128,14 @@ def text(name, tensor, collections=None):
 def merge(inputs, collections=None, name=None):
     """One serialized Summary with the values of every summary in ``inputs``."""
     inputs = [convert_to_tensor(t) for t in inputs]
-    with graph_mod.name_scope(name, "Merge", inputs):
+    with name_scope(name, "Merge", inputs):
         return _collect(apply_op("MergeSummary", [inputs], name="MergeSummary"), collections or [])
 
 
-def merge_all(key=graph_mod.GraphKeys.SUMMARIES, scope=None, name=None):
+def merge_all(key=GraphKeys.SUMMARIES, scope=None, name=None):
     """``merge`` of every summary in collection ``key`` (optionally those whose name matches ``scope``);
     None when there are none."""
-    summaries = graph_mod.get_collection(key, scope=scope)
+    summaries = get_collection(key, scope=scope)
     if not summaries:
         return None
     return merge(summaries, name=name)

@@ -124,7 +124,7 @@ class FileWriterCache:
 
     @staticmethod
     def get(logdir):
-        from tensorweave.framework.graph import get_default_graph
+        from tensorweave import get_default_graph  # on first use: the dashboard imports this module without tensorweave
         with FileWriterCache._lock:
             writer = FileWriterCache._cache.get(logdir)
             if writer is None:

@@ -1,21 +1,40 @@
-"""The plugin module named by the entry point: op definitions, kernels and a device type."""
+"""The plugin module named by the entry point: op definitions, kernels and a device type.
+
+Each op says on its definition what the runtime may do with it, exactly as the core's ops do: Swish and SwishGrad
+are elementwise (the fusion pass fuses them with the core's elementwise ops), Annotate hands its input on
+(identity removal bypasses it), and both see through known values (``constant_fn``: shape inference folds them).
+"""
 
 import numpy as np
 
-from tensorweave.extension import Device, KernelSet, OpDefList, apply_op, common_shapes, hookimpl
+from tensorweave.extension import Device, KernelSet, OpDefList, apply_op, common_shapes, constant_value
+from tensorweave.hookspecs import hookimpl
 
 OPS = OpDefList()
 
 SWISH = OPS.define("Swish", inputs=["x: T"], outputs=["y: T"], attrs=["T: {float16, float32, float64}"],
-                   shape_fn=common_shapes.unchanged_shape, doc="y = x * sigmoid(x)")
+                   shape_fn=common_shapes.unchanged_shape, is_elementwise=True, doc="y = x * sigmoid(x)")
 SWISH_GRAD = OPS.define("SwishGrad", inputs=["x: T", "dy: T"], outputs=["dx: T"],
                         attrs=["T: {float16, float32, float64}"], shape_fn=common_shapes.unchanged_shape,
-                        doc="dx = dy * d(swish)/dx")
+                        is_elementwise=True, doc="dx = dy * d(swish)/dx")
+ANNOTATE = OPS.define("Annotate", inputs=["input: T"], outputs=["output: T"], attrs=["T: any", "note: string = ''"],
+                      shape_fn=common_shapes.unchanged_shape, is_pass_through=True,
+                      doc="Returns its input; its note is a remark for tools that read the graph")
 
 
 @SWISH.set_gradient
 def _swish_grad(op, grad):
     return [apply_op("SwishGrad", [op.inputs[0], grad])]
+
+
+@SWISH.set_constant_fn
+def _swish_value(op, index):
+    x = constant_value(op.inputs[0])
+    return None if x is None else swish_kernel(x)
+
+
+ANNOTATE.set_gradient(lambda op, grad: [grad])
+ANNOTATE.set_constant_fn(lambda op, index: constant_value(op.inputs[0]))
 
 
 def _sigmoid(x):
@@ -36,6 +55,7 @@ FLOATS = ["float16", "float32", "float64"]
 CPU_KERNELS = KernelSet("CPU")
 CPU_KERNELS.add("Swish", swish_kernel, dtypes=FLOATS)
 CPU_KERNELS.add("SwishGrad", swish_grad_kernel, dtypes=FLOATS)
+CPU_KERNELS.add("Annotate", lambda x: x)
 
 
 class ToyDevice(Device):

@@ -1,7 +1,2 @@
-"""``tf.compat.v1`` is Tensorweave itself: the whole API is TF1's."""
-
-import sys
-
-import tensorweave as v1
-
-sys.modules[__name__ + ".v1"] = v1
+"""``tf.compat.v1`` is Tensorweave itself: the whole API is TF1's. ``tensorweave/__init__.py`` sets ``compat.v1``
+(and ``import tensorweave.compat.v1``) to the package once it is built, so this module imports nothing above it."""

@@ -2,16 +2,13 @@
 
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod
-from tensorweave.framework import tensor_shape
+from tensorweave.framework import tensor_conversion, tensor_shape
 from tensorweave.framework.op_def import NO_DEFAULT
+from tensorweave.framework.registry import get_registries, plugin_names
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_conversion import (
-    convert_to_tensor, holds_tensor, is_tensor_like, packed_dtype, python_scalar_dtype,
-)
 
 
 def get_op_def(op_type):
-    from tensorweave.plugins import get_registries
     op_def = get_registries().ops.get(op_type)
     if op_def is None:
         raise LookupError(f"no op named {op_type!r} is registered. Installed plugins: "
@@ -20,8 +17,7 @@ def get_op_def(op_type):
 
 
 def _plugin_names():
-    from tensorweave.plugins import list_plugins
-    return ", ".join(p.name for p in list_plugins())
+    return ", ".join(plugin_names())
 
 
 def apply_op(op_type, inputs=(), attrs=None, name=None, graph=None):
@@ -108,7 +104,7 @@ def _dtype_of(value):
     if isinstance(value, Tensor):
         return value.dtype
     dt = getattr(value, "dtype", None)
-    if is_tensor_like(value) and dt is not None:
+    if tensor_conversion.is_tensor_like(value) and dt is not None:
         return dtypes.as_dtype(dt)
     return None
 
@@ -131,7 +127,7 @@ def _convert_inputs(op_def, inputs, attrs, graph):
         if arg.type_list_attr:
             if not isinstance(value, (list, tuple)):
                 raise TypeError(f"input {arg.name!r} of {op_def.name} must be a list of tensors")
-            group = [convert_to_tensor(v) for v in value]
+            group = [tensor_conversion.convert_to_tensor(v) for v in value]
             given = attrs.get(arg.type_list_attr)
             if given is not None and [dtypes.as_dtype(d) for d in given] != [t.dtype for t in group]:
                 raise TypeError(f"input {arg.name!r} of {op_def.name} has types {[t.dtype.name for t in group]}, "
@@ -156,8 +152,9 @@ def _convert_inputs(op_def, inputs, attrs, graph):
         group = []
         for v in values:
             try:
-                t = convert_to_tensor(v, dtype=want if not isinstance(v, Tensor) else None,
-                                      name=arg.name if not is_tensor_like(v) else None)
+                t = tensor_conversion.convert_to_tensor(
+                    v, dtype=want if not isinstance(v, Tensor) else None,
+                    name=arg.name if not tensor_conversion.is_tensor_like(v) else None)
             except (TypeError, ValueError) as e:
                 raise TypeError(f"input {arg.name!r} of op {op_def.name}: {e}") from None
             if t.dtype is not want:
@@ -180,16 +177,16 @@ def _first_typed_arg(op_def, type_attr, inputs):
 def _default_type(op_def, type_attr, values):
     attr = op_def.attrs[type_attr]
     for v in values:
-        if isinstance(v, (list, tuple)) and holds_tensor(v):
-            dt = packed_dtype(v)  # TF1: the packed tensors' dtype, else the attr's default (the tensors cast)
+        if isinstance(v, (list, tuple)) and tensor_conversion.holds_tensor(v):
+            # TF1: the packed tensors' dtype, else the attr's default (the tensors cast)
+            dt = tensor_conversion.packed_dtype(v)
             if attr.allowed is None or dt in attr.allowed or not attr.has_default:
                 return dt
             return attr.default
-        dt = python_scalar_dtype(v)
+        dt = tensor_conversion.python_scalar_dtype(v)
         if dt is None:
             try:
-                from tensorweave.framework.tensor_conversion import numpy_value
-                dt = dtypes.as_dtype(numpy_value(v).dtype)
+                dt = dtypes.as_dtype(tensor_conversion.numpy_value(v).dtype)
             except TypeError:
                 continue
         if attr.allowed is None or dt in attr.allowed:

@@ -1,4 +1,5 @@
-"""Device names ``/job:J/replica:R/task:T/device:TYPE:N``: parsing, partial specs and merging."""
+"""Device names ``/job:J/replica:R/task:T/device:TYPE:N``: parsing, partial specs, merging, and the short form
+in the names of nodes the runtime inserts."""
 
 import re
 
@@ -111,6 +112,12 @@ def canonical_name(spec):
     return DeviceSpec.from_string(spec).to_string()
 
 
-def merge_device(outer, inner):
-    """The device an op gets inside ``with device(inner)`` nested in ``with device(outer)``."""
-    return DeviceSpec.from_string(outer).merge_from(DeviceSpec.from_string(inner)).to_string()
+def short_device(device_name):
+    """``/job:w/replica:0/task:1/device:CPU:0`` -> ``w_1_CPU_0`` (``CPU_0`` for this process's job)."""
+    if not device_name:
+        return "dev"
+    parts = dict(p.split(":", 1) for p in device_name.strip("/").split("/") if ":" in p)
+    kind = parts.get("device", device_name.rsplit("/", 1)[-1]).replace(":", "_")
+    if parts.get("job", "localhost") == "localhost":
+        return kind
+    return f"{parts['job']}_{parts.get('task', '0')}_{kind}"

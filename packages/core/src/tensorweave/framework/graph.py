@@ -6,6 +6,7 @@ import re
 import threading
 
 from tensorweave.framework import device_spec
+from tensorweave.framework.graph_io import graph_to_graph_def
 from tensorweave.framework.operation import Operation, user_frame
 from tensorweave.framework.tensor import Tensor
 
@@ -353,7 +354,6 @@ class Graph:
 
     # ---- serialization -------------------------------------------------------------------
     def as_graph_def(self, add_shapes=False):
-        from tensorweave.framework.graph_io import graph_to_graph_def
         return graph_to_graph_def(self, add_shapes=add_shapes)
 
     def __repr__(self):

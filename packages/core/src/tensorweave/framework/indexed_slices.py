@@ -1,6 +1,8 @@
-"""IndexedSlices: a sparse gradient (rows ``indices`` of a dense tensor hold ``values``)."""
+"""IndexedSlices: a sparse gradient (rows ``indices`` of a dense tensor hold ``values``). Session.run fetches
+one as an IndexedSlicesValue; ``ops/segment_ops.py`` converts one to a dense tensor (an UnsortedSegmentSum)."""
 
-from tensorweave.framework.tensor_conversion import register_tensor_conversion_function
+from tensorweave.framework.tensor_conversion import register_fetch_conversion
+from tensorweave.framework.tensor_util import constant_value_as_shape
 
 
 class IndexedSlices:
@@ -32,7 +34,6 @@ class IndexedSlices:
         return self.values.device
 
     def get_shape(self):
-        from tensorweave.framework.tensor_util import constant_value_as_shape
         if self.dense_shape is None:
             return self.values.shape[:0].concatenate([None]).concatenate(self.values.shape[1:])
         return constant_value_as_shape(self.dense_shape)
@@ -57,31 +58,7 @@ class IndexedSlicesValue:
         return f"IndexedSlicesValue(indices={self.indices!r}, values={self.values!r}, dense_shape={self.dense_shape!r})"
 
 
-def to_dense(value, name=None):
-    """Sums the slices into a dense tensor (UnsortedSegmentSum over the rows)."""
-    from tensorweave.ops import math_ops
-    if value.dense_shape is None:
-        raise ValueError(f"cannot convert {value!r} to a dense tensor: its dense_shape is unknown")
-    from tensorweave.ops import array_ops
-    return math_ops.unsorted_segment_sum(value.values, value.indices, array_ops.gather(value.dense_shape, 0),
-                                         name=name)
-
-
-def _convert(value, dtype=None, name=None, as_ref=False):
-    if dtype is not None and dtype != value.dtype:
-        raise ValueError(f"cannot convert IndexedSlices of dtype {value.dtype.name} to {dtype}")
-    return to_dense(value, name=name)
-
-
-register_tensor_conversion_function(IndexedSlices, _convert)
-
-
-def _register_fetch():
-    from tensorweave.runtime.fetches import register_fetch_conversion
-    register_fetch_conversion(
-        IndexedSlices,
-        lambda s: [s.values, s.indices] + ([s.dense_shape] if s.dense_shape is not None else []),
-        lambda v: IndexedSlicesValue(v[0], v[1], v[2] if len(v) > 2 else None))
-
-
-_register_fetch()
+register_fetch_conversion(
+    IndexedSlices,
+    lambda s: [s.values, s.indices] + ([s.dense_shape] if s.dense_shape is not None else []),
+    lambda v: IndexedSlicesValue(v[0], v[1], v[2] if len(v) > 2 else None))

@@ -1,4 +1,5 @@
-"""OpDef: what an op is (inputs, outputs, attrs, shape function, gradient), independent of any device.
+"""OpDef: what an op is (inputs, outputs, attrs, shape function, gradient, the flags the runtime reads),
+independent of any device.
 
 Specs follow TF's REGISTER_OP mini-language::
 
@@ -142,10 +143,17 @@ def _type_set(name):
 
 
 class OpDef:
-    """The definition of one op type. Create with specs; attach shape fn and gradient beside it."""
+    """The definition of one op type. Create with specs; attach shape fn, gradient and constant evaluator beside it.
 
-    def __init__(self, name, inputs=(), outputs=(), attrs=(), shape_fn=None, grad=None,
-                 is_stateful=False, is_commutative=False, executor_role=None, doc=""):
+    Besides its signature it carries what the runtime must know about the op, one field per property (below);
+    the runtime reads these fields, never lists of op names, so a plugin's op with the same fields is treated
+    as a core op is.
+    """
+
+    def __init__(self, name, inputs=(), outputs=(), attrs=(), *, shape_fn=None, grad=None, is_stateful=False,
+                 is_commutative=False, executor_role=None, is_elementwise=False, broadcast_inputs=None,
+                 is_pass_through=False, is_placeholder=False, is_plumbing=False, outputs_borrowed=False,
+                 is_intra_op_parallel=False, flops_fn=None, constant_fn=None, shape_value_fn=None, doc=""):
         if executor_role is not None and executor_role not in EXECUTOR_ROLES:
             raise ValueError(f"executor_role must be one of {EXECUTOR_ROLES}")
         self.name = name
@@ -155,11 +163,40 @@ class OpDef:
             self.attrs[attr.name] = attr
         self.input_args = [self._parse_arg(s, "input") for s in inputs]
         self.output_args = [self._parse_arg(s, "output") for s in outputs]
+        if broadcast_inputs is not None and (not is_elementwise or any(
+                not 0 <= i < len(self.input_args) for i in broadcast_inputs)):
+            raise ValueError(f"op {name}: broadcast_inputs={broadcast_inputs!r} must name inputs (0 to "
+                             f"{len(self.input_args) - 1}) of an op with is_elementwise=True")
+        # fn(op) -> TensorShape or a list of them, one per output
         self.shape_fn = shape_fn
+        # fn(op, *output_grads) -> one gradient (or None) per input; NOT_DIFFERENTIABLE: none flows back
         self.grad = grad
+        # has state or side effects, or draws random numbers: never merged, folded or fused; stays on its device
         self.is_stateful = is_stateful
+        # its two inputs may be swapped (common-subexpression elimination)
         self.is_commutative = is_commutative
+        # one of TF's control-flow primitives (EXECUTOR_ROLES), run by the executor itself
         self.executor_role = executor_role
+        # each output element depends only on the same (broadcast) element of each input: fusable
+        self.is_elementwise = is_elementwise
+        # with is_elementwise: the inputs whose broadcast shape is the output's (None: all of them)
+        self.broadcast_inputs = None if broadcast_inputs is None else tuple(broadcast_inputs)
+        # its outputs are its inputs, handed on uncopied: identity removal bypasses it, it costs no compute
+        self.is_pass_through = is_pass_through
+        # stands for a value fed at run time: pruning takes the feed instead, no pass merges or folds it
+        self.is_placeholder = is_placeholder
+        # the runtime's own transfer op (feeds, fetches, cross-device edges): never merged or folded, no compute
+        self.is_plumbing = is_plumbing
+        # its outputs belong to someone else (an attr, a feed, a transfer): memory planning never writes into them
+        self.outputs_borrowed = outputs_borrowed
+        # its host kernel already uses every core (BLAS): the executor does not overlap it with other ops
+        self.is_intra_op_parallel = is_intra_op_parallel
+        # fn(plan node) -> floating-point operations of one run, for the cost model (None: the output's size)
+        self.flops_fn = flops_fn
+        # fn(op, output_index) -> the output's value when the graph determines it, else None (constant_value)
+        self.constant_fn = constant_fn
+        # fn(op, output_index) -> TensorShape a partly known 1-D shape tensor stands for (constant_value_as_shape)
+        self.shape_value_fn = shape_value_fn
         self.doc = doc
         self.plugin = None  # set by the registry: the plugin that registered it
         self.inferred_attrs = {a.type_attr for a in self.input_args if a.type_attr} | {
@@ -185,13 +222,25 @@ class OpDef:
                              f"nor a type attr of this op (declare it in attrs=)") from None
         return ArgDef(name, dtype=fixed, number_attr=number)
 
-    # Decorators, so the shape function and gradient sit right under the definition.
+    # Decorators, so the shape function, gradient and evaluators sit right under the definition.
     def set_shape_fn(self, fn):
         self.shape_fn = fn
         return fn
 
     def set_gradient(self, fn):
         self.grad = fn
+        return fn
+
+    def set_constant_fn(self, fn):
+        self.constant_fn = fn
+        return fn
+
+    def set_shape_value_fn(self, fn):
+        self.shape_value_fn = fn
+        return fn
+
+    def set_flops_fn(self, fn):
+        self.flops_fn = fn
         return fn
 
     def __repr__(self):

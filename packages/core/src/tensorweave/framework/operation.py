@@ -2,6 +2,9 @@
 
 import sys
 
+from tensorweave.framework.default_session import get_default_session_or_raise
+from tensorweave.framework.device_spec import canonical_name
+from tensorweave.framework.graph_io import node_def_of
 from tensorweave.framework.tensor import Tensor
 
 
@@ -90,7 +93,6 @@ class Operation:
 
     @property
     def node_def(self):
-        from tensorweave.framework.graph_io import node_def_of
         return node_def_of(self)
 
     def colocation_groups(self):
@@ -98,7 +100,6 @@ class Operation:
         return groups or [f"loc:@{self._name}"]
 
     def run(self, feed_dict=None, session=None):
-        from tensorweave.runtime.session import get_default_session_or_raise
         get_default_session_or_raise(session, self).run(self, feed_dict)
 
     def where(self):
@@ -107,7 +108,6 @@ class Operation:
 
     # Mutators used while building (control flow, colocation, device setters).
     def _set_device(self, device):
-        from tensorweave.framework.device_spec import canonical_name
         self._device = canonical_name(device)
 
     def _set_attr(self, name, value):

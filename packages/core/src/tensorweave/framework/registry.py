@@ -4,6 +4,7 @@ import functools
 import inspect
 
 from tensorweave import dtypes, errors
+from tensorweave.framework.kernel_parameters import check_compute_parameters
 
 
 class NamedRegistry:
@@ -24,9 +25,6 @@ class NamedRegistry:
 
     def get(self, name):
         return self._items.get(name)
-
-    def plugin_of(self, name):
-        return self._plugins.get(name)
 
     def items(self):
         return list(self._items.items())
@@ -57,13 +55,15 @@ class KernelDef:
     ``build(node)`` returns the compute callable for one node. Plain kernels are called as
     ``compute(*inputs)``; ``context`` kernels as ``compute(ctx, *inputs)``; ``asynchronous``
     kernels as ``compute(ctx, done, *inputs)`` and call ``done(outputs)`` or ``done(error)`` later.
+    ``compute`` is the function ``build`` binds, when the kernel was made from one: registration checks
+    its parameters against the op.
     """
 
     __slots__ = ("op_type", "device_type", "constraints", "priority", "build", "plugin",
-                 "context", "asynchronous", "label")
+                 "context", "asynchronous", "label", "compute")
 
     def __init__(self, op_type, device_type, build, constraints=None, priority=0, context=False,
-                 asynchronous=False, label=""):
+                 asynchronous=False, label="", compute=None):
         self.op_type = op_type
         self.device_type = device_type
         self.build = build
@@ -72,6 +72,7 @@ class KernelDef:
         self.context = context or asynchronous
         self.asynchronous = asynchronous
         self.label = label
+        self.compute = compute
         self.plugin = None
 
     def matches(self, attrs):
@@ -87,6 +88,21 @@ class KernelDef:
     def describe(self):
         cons = "; ".join(f"{k} in [{', '.join(sorted(t.name for t in v))}]" for k, v in sorted(self.constraints.items()))
         return f"device='{self.device_type}'" + (f"; {cons}" if cons else "") + f"; priority={self.priority} ({self.plugin})"
+
+
+def define_kernel(op_type, compute=None, *, build=None, device_type="CPU", dtypes=None, priority=0,  # noqa: A002
+                  context=False, asynchronous=False, label=""):
+    """A KernelDef from ``compute(*inputs, **bound_attrs)`` or ``build(node) -> compute`` (exactly one).
+
+    ``dtypes`` is a list of dtypes for the attr ``T`` or a dict ``{attr: dtypes}``. ``KernelSet.add`` and
+    ``Registrar.add_kernel`` both make their kernels here.
+    """
+    if (compute is None) == (build is None):
+        raise TypeError(f"kernel for op {op_type!r}: pass exactly one of compute or build=")
+    if dtypes is not None and not isinstance(dtypes, dict):
+        dtypes = {"T": dtypes}
+    return KernelDef(op_type, device_type, build or build_from_function(compute), dtypes, priority, context,
+                     asynchronous, label, compute)
 
 
 def build_from_function(fn):
@@ -120,10 +136,15 @@ def build_from_function(fn):
 
 
 class KernelRegistry:
-    def __init__(self):
+    def __init__(self, ops=None):
         self._kernels = {}
+        self._ops = ops
 
     def add(self, kernel_def, plugin):
+        """Adds a kernel, refusing a compute function whose parameters do not fit its op (when the op is known)."""
+        op_def = self._ops.get(kernel_def.op_type) if self._ops is not None else None
+        if op_def is not None and kernel_def.compute is not None:
+            check_compute_parameters(kernel_def, op_def, plugin)
         kernel_def.plugin = plugin
         self._kernels.setdefault(kernel_def.op_type, []).append(kernel_def)
 
@@ -199,7 +220,7 @@ class Registries:
 
     def __init__(self):
         self.ops = OpRegistry()
-        self.kernels = KernelRegistry()
+        self.kernels = KernelRegistry(self.ops)
         self.devices = DeviceRegistry()
         self.passes = NamedRegistry("graph pass")
         self.transports = NamedRegistry("transport")
@@ -209,3 +230,31 @@ class Registries:
         """Forgets everything ``plugin`` registered (a plugin that fails part-way leaves nothing behind)."""
         for registry in (self.ops, self.kernels, self.devices, self.passes, self.transports, self.api):
             registry.remove_plugin(plugin)
+
+
+# The process's registries are filled by tensorweave.plugins, which sits above every layer (it loads the core's
+# op families, runtime ops and passes, and the installed plugins); it installs its loader here so the layers below
+# reach what was registered without importing it.
+_loader = None
+
+
+def install_loader(loader):
+    """``loader()`` loads the plugins once and returns what loaded them: ``registries`` and ``infos`` (by name)."""
+    global _loader
+    _loader = loader
+
+
+def _loaded():
+    if _loader is None:
+        raise RuntimeError("no plugin loader is installed: import tensorweave, whose plugins module installs it")
+    return _loader()
+
+
+def get_registries():
+    """What the plugins registered: ops, kernels, device types, graph passes, transports and API names."""
+    return _loaded().registries
+
+
+def plugin_names():
+    """The names of the loaded plugins, for messages that say what is installed."""
+    return list(_loaded().infos)

@@ -6,6 +6,9 @@ import collections
 
 from tensorweave import dtypes
 from tensorweave.framework import tensor_shape
+from tensorweave.framework.default_session import get_default_session_or_raise
+from tensorweave.framework.tensor_conversion import convert_to_tensor, register_fetch_conversion
+from tensorweave.framework.tensor_util import constant_value_as_shape
 
 SparseTensorValue = collections.namedtuple("SparseTensorValue", ["indices", "values", "dense_shape"])
 SparseTensorValue.__doc__ = "A fetched SparseTensor: numpy ``indices`` (int64 [N, rank]), ``values`` [N], ``dense_shape``."
@@ -21,7 +24,6 @@ class SparseTensor:
         return cls(*sparse_tensor_value)
 
     def __init__(self, indices, values, dense_shape):
-        from tensorweave.framework.tensor_conversion import convert_to_tensor
         self._indices = convert_to_tensor(indices, dtype=dtypes.int64, name="indices")
         self._values = convert_to_tensor(values, name="values")
         self._dense_shape = convert_to_tensor(dense_shape, dtype=dtypes.int64, name="dense_shape")
@@ -38,7 +40,6 @@ class SparseTensor:
 
     def get_shape(self):
         """The static shape of the dense tensor (what is known of ``dense_shape`` before running)."""
-        from tensorweave.framework.tensor_util import constant_value_as_shape
         return constant_value_as_shape(self._dense_shape)
 
     @property
@@ -46,17 +47,11 @@ class SparseTensor:
         return self.get_shape()
 
     def eval(self, feed_dict=None, session=None):
-        from tensorweave.runtime.session import get_default_session_or_raise
         return get_default_session_or_raise(session, self).run(self, feed_dict)
 
     def __repr__(self):
         return f"SparseTensor(indices={self._indices}, values={self._values}, dense_shape={self._dense_shape})"
 
 
-def _register_fetch():
-    from tensorweave.runtime.fetches import register_fetch_conversion
-    register_fetch_conversion(SparseTensor, lambda s: [s.indices, s.values, s.dense_shape],
-                              lambda v: SparseTensorValue(*v))
-
-
-_register_fetch()
+register_fetch_conversion(SparseTensor, lambda s: [s.indices, s.values, s.dense_shape],
+                          lambda v: SparseTensorValue(*v))

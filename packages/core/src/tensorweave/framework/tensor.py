@@ -1,6 +1,7 @@
 """Tensor: a symbolic handle to one output of an Operation (an edge of the dataflow graph)."""
 
 from tensorweave.framework import tensor_shape
+from tensorweave.framework.default_session import get_default_session_or_raise
 
 
 class Tensor:
@@ -58,7 +59,6 @@ class Tensor:
         return list(self._consumers)
 
     def eval(self, feed_dict=None, session=None):
-        from tensorweave.runtime.session import get_default_session_or_raise
         return get_default_session_or_raise(session, self).run(self, feed_dict)
 
     def __repr__(self):

@@ -9,6 +9,7 @@ import numbers
 import numpy as np
 
 from tensorweave import dtypes
+from tensorweave.framework import apply_op, graph as graph_mod
 from tensorweave.framework.tensor import Tensor
 
 _conversion_functions = []  # (type or tuple, fn(value, dtype, name, as_ref) -> Tensor, priority)
@@ -21,14 +22,36 @@ def register_tensor_conversion_function(base_type, conversion_func, priority=100
     _conversion_functions.sort(key=lambda e: e[2])
 
 
+_fetch_conversions = []  # (type, expand(obj) -> list of fetchable elements, combine(values) -> result)
+
+
+def register_fetch_conversion(cls, expand, combine):
+    """Lets ``Session.run`` fetch ``cls`` objects (IndexedSlices, SparseTensor, ...) element-wise: ``expand(obj)``
+    lists the graph elements to fetch, ``combine(values)`` builds the fetched result from their values."""
+    _fetch_conversions.append((cls, expand, combine))
+
+
+def fetch_conversion(obj):
+    """(expand, combine) registered for ``obj``'s type, or None."""
+    for cls, expand, combine in _fetch_conversions:
+        if isinstance(obj, cls):
+            return expand, combine
+    return None
+
+
 def numpy_value(value, dtype=None):
     """A numpy array for a Python/numpy value, in ``dtype`` if given, refusing lossy kind changes."""
     if dtype is not None:
         dtype = dtypes.as_dtype(dtype)
+    if value is None:
+        raise ValueError("None values not supported.")
     if isinstance(value, np.ndarray) or np.isscalar(value) and not isinstance(value, (str, bytes)):
         arr = np.asarray(value)
     else:
         arr = _from_python(value, dtype)
+    if arr.dtype.kind == "O" and not isinstance(value, np.ndarray) and any(v is None for v in arr.flat):
+        raise TypeError(f"Failed to convert elements of {_short(value)} to Tensor: None is not a value (TF1 "
+                        f"refuses it as well). Give a number, or build the tensor with a placeholder.")
     if arr.dtype.kind == "S" and not isinstance(value, np.ndarray):
         arr = np.asarray(value, dtype=object)  # numpy's fixed-width bytes would drop trailing NULs
     elif arr.dtype.kind == "U":
@@ -172,7 +195,6 @@ def pack_nested(values, dtype=None, name=None):
     The dtype is ``dtype``, else the first tensor's (depth first); with ``dtype`` given, tensors of another dtype
     are cast to it, as TF1 does; without it they are refused. Python and numpy entries become constants of it.
     """
-    from tensorweave.framework import graph as graph_mod
     found = packed_dtype(values)
     values = _tensors_inside(values)
     if dtype is None:
@@ -203,7 +225,6 @@ def packed_dtype(values):
 
 
 def _pack(values, dtype, name, graph, cast):
-    from tensorweave.framework.apply_op import apply_op
     with graph.name_scope(name) as scope:
         elems = []
         for i, v in enumerate(values):
@@ -216,14 +237,13 @@ def _pack(values, dtype, name, graph, cast):
                     raise TypeError(f"Cannot convert a list containing a tensor of dtype {v.dtype.name} to "
                                     f"{dtype.name} (Tensor is: {v!r}); cast it with tf.cast, or pass dtype= "
                                     f"to convert the whole list")
-                v = apply_op("Cast", [v], {"DstT": dtype}, name="Cast")
+                v = apply_op.apply_op("Cast", [v], {"DstT": dtype}, name="Cast")
             elems.append(v)
-        return apply_op("Pack", [elems], {"axis": 0}, name=scope)
+        return apply_op.apply_op("Pack", [elems], {"axis": 0}, name=scope)
 
 
 def _constant(arr, name):
-    from tensorweave.ops.array_ops import constant_from_numpy
-    return constant_from_numpy(arr, name=name or "Const")
+    return apply_op.apply_op("Const", [], {"value": arr, "dtype": dtypes.as_dtype(arr.dtype)}, name=name or "Const")
 
 
 def convert_n_to_tensor(values, dtype=None, name=None):

@@ -1,19 +1,12 @@
-"""Static values of tensors where the graph determines them (for shape inference and folding)."""
+"""Static values of tensors where the graph determines them (for shape inference and folding).
+
+Each op says how: its OpDef's ``constant_fn`` (the value) and ``shape_value_fn`` (the partly known shape a
+shape tensor stands for), set beside its definition, as a plugin's op sets them.
+"""
 
 import numpy as np
 
 from tensorweave.framework import tensor_shape
-
-# op type -> fn(op, const_fn) returning a numpy value or None; op modules add their own entries.
-_constant_evaluators = {}
-
-
-def register_constant_evaluator(op_type):
-    """Lets ``constant_value`` see through ops of ``op_type`` (e.g. Shape, Pack, Cast)."""
-    def decorator(fn):
-        _constant_evaluators[op_type] = fn
-        return fn
-    return decorator
 
 
 def constant_value(tensor):
@@ -23,7 +16,7 @@ def constant_value(tensor):
     op = getattr(tensor, "op", None)
     if op is None:
         return None
-    evaluator = _constant_evaluators.get(op.type)
+    evaluator = op.op_def.constant_fn
     if evaluator is None:
         return None
     try:
@@ -38,19 +31,8 @@ def constant_value_as_shape(tensor):
     value = constant_value(tensor)
     if value is not None:
         return tensor_shape.TensorShape([None if d < 0 else int(d) for d in np.asarray(value).reshape(-1)])
-    op = tensor.op
-    if op.type == "Pack":
-        dims = []
-        for t in op.inputs:
-            v = constant_value(t)
-            dims.append(None if v is None or int(v) < 0 else int(v))
-        return tensor_shape.TensorShape(dims)
-    if op.type == "Shape":
-        return op.inputs[0].shape
-    if op.type == "ConcatV2":
-        result = tensor_shape.TensorShape([])
-        for t in op.inputs[:-1]:
-            result = result.concatenate(constant_value_as_shape(t))
-        return result
+    partial = tensor.op.op_def.shape_value_fn
+    if partial is not None:
+        return partial(tensor.op, tensor.value_index)
     n = tensor.shape[0].value if tensor.shape.ndims == 1 else None
     return tensor_shape.unknown_shape(n)

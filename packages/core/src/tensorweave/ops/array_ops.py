@@ -1,8 +1,7 @@
 """Array ops: constants, placeholders and identities.
 
-This module is also the ``array_ops`` namespace the rest of the core uses: it re-exports the shape ops,
-fills, concatenation and splitting, transposes, padding and tiling, slicing and gathering, which live in
-their own modules (see the imports at the bottom).
+The rest of TF1's array ops live beside it: shapes and reshaping (shape_ops), fills, concatenation and
+splitting, transposes, padding and tiling, slicing and gathering.
 """
 
 import numpy as np
@@ -11,16 +10,16 @@ from tensorweave import dtypes
 from tensorweave.framework import common_shapes, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
-from tensorweave.framework.tensor_conversion import numpy_value
-from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
+from tensorweave.framework.tensor_conversion import convert_to_tensor, numpy_value
+from tensorweave.framework.tensor_util import constant_value
 
 DEFS = OpDefList()
 
-_OWN = ["constant", "placeholder", "placeholder_with_default", "identity", "identity_n", "stop_gradient"]
+__all__ = ["constant", "placeholder", "placeholder_with_default", "identity", "identity_n", "stop_gradient"]
 
 # ---- Const ------------------------------------------------------------------------------------------
 CONST = DEFS.define("Const", outputs=["output: dtype"], attrs=["value: tensor", "dtype: type"],
-                    grad=NOT_DIFFERENTIABLE, doc="A constant tensor; its value is an attr.")
+                    grad=NOT_DIFFERENTIABLE, outputs_borrowed=True, doc="A constant tensor; its value is an attr.")
 
 
 @CONST.set_shape_fn
@@ -28,7 +27,7 @@ def _const_shape(op):
     return tensor_shape.TensorShape(op.get_attr("value").shape)
 
 
-@register_constant_evaluator("Const")
+@CONST.set_constant_fn
 def _const_value(op, index):
     return op.get_attr("value")
 
@@ -57,7 +56,7 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
 
 # ---- Placeholder ------------------------------------------------------------------------------------
 PLACEHOLDER = DEFS.define("Placeholder", outputs=["output: dtype"], attrs=["dtype: type", "shape: shape"],
-                          grad=NOT_DIFFERENTIABLE, doc="A value that must be fed.")
+                          grad=NOT_DIFFERENTIABLE, is_placeholder=True, doc="A value that must be fed.")
 
 
 @PLACEHOLDER.set_shape_fn
@@ -73,7 +72,7 @@ def placeholder(dtype, shape=None, name=None):
 
 PLACEHOLDER_WITH_DEFAULT = DEFS.define(
     "PlaceholderWithDefault", inputs=["input: dtype"], outputs=["output: dtype"],
-    attrs=["dtype: type", "shape: shape"], doc="Passes its input through unless fed.")
+    attrs=["dtype: type", "shape: shape"], is_placeholder=True, doc="Passes its input through unless fed.")
 
 
 @PLACEHOLDER_WITH_DEFAULT.set_shape_fn
@@ -87,7 +86,6 @@ def _pwd_grad(op, grad):
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TF's argument name
-    from tensorweave.framework.tensor_conversion import convert_to_tensor
     value = convert_to_tensor(input)
     shape = tensor_shape.as_shape(shape)
     if not shape.is_compatible_with(value.shape):
@@ -97,7 +95,7 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TF's argu
 
 # ---- Identity ---------------------------------------------------------------------------------------
 IDENTITY = DEFS.define("Identity", inputs=["input: T"], outputs=["output: T"], attrs=["T: any"],
-                       shape_fn=common_shapes.unchanged_shape, doc="Returns its input.")
+                       shape_fn=common_shapes.unchanged_shape, is_pass_through=True, doc="Returns its input.")
 
 
 @IDENTITY.set_gradient
@@ -105,7 +103,7 @@ def _identity_grad(op, grad):
     return [grad]
 
 
-@register_constant_evaluator("Identity")
+@IDENTITY.set_constant_fn
 def _identity_value(op, index):
     return constant_value(op.inputs[0])
 
@@ -115,7 +113,7 @@ def identity(input, name=None):  # noqa: A002
 
 
 IDENTITY_N = DEFS.define("IdentityN", inputs=["input: T"], outputs=["output: T"], attrs=["T: list(any)"],
-                         doc="Returns its list of inputs, in one op.")
+                         is_pass_through=True, doc="Returns its list of inputs, in one op.")
 
 
 @IDENTITY_N.set_shape_fn
@@ -140,14 +138,14 @@ SNAPSHOT.set_gradient(lambda op, grad: [grad])
 
 # ---- StopGradient, PreventGradient -------------------------------------------------------------------------------------
 STOP_GRADIENT = DEFS.define("StopGradient", inputs=["input: T"], outputs=["output: T"], attrs=["T: any"],
-                            shape_fn=common_shapes.unchanged_shape, grad=NOT_DIFFERENTIABLE,
+                            shape_fn=common_shapes.unchanged_shape, grad=NOT_DIFFERENTIABLE, is_pass_through=True,
                             doc="Returns its input; gradients do not flow through it.")
 PREVENT_GRADIENT = DEFS.define("PreventGradient", inputs=["input: T"], outputs=["output: T"],
                                attrs=["T: any", "message: string = ''"], shape_fn=common_shapes.unchanged_shape,
-                               doc="Returns its input; differentiating through it is an error.")
+                               is_pass_through=True, doc="Returns its input; differentiating through it is an error.")
 
-for _op_type in ("StopGradient", "PreventGradient", "Snapshot"):
-    register_constant_evaluator(_op_type)(_identity_value)
+for _op_def in (STOP_GRADIENT, PREVENT_GRADIENT, SNAPSHOT):
+    _op_def.set_constant_fn(_identity_value)
 
 
 @PREVENT_GRADIENT.set_gradient
@@ -165,19 +163,3 @@ def stop_gradient(input, name=None):  # noqa: A002
 def prevent_gradient(input, message="", name=None):  # noqa: A002
     """``input``, with an error naming ``message`` if anything tries to differentiate through it."""
     return apply_op("PreventGradient", [input], {"message": message}, name=name or "PreventGradient")
-
-
-# ---- the rest of the array namespace ---------------------------------------------------------------------------------
-from tensorweave.ops import (  # noqa: E402
-    concat_split_ops, fill_ops, gather_ops, pad_tile_ops, shape_ops, slicing_ops, transpose_ops,
-)
-from tensorweave.ops.concat_split_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.fill_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.gather_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.pad_tile_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.shape_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.slicing_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.transpose_ops import *  # noqa: E402,F401,F403
-
-__all__ = _OWN + [name for module in (shape_ops, fill_ops, concat_split_ops, transpose_ops, pad_tile_ops, slicing_ops,
-                                      gather_ops) for name in module.__all__]

@@ -11,7 +11,9 @@ from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
-from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
+from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import reduction_ops, shape_ops
 
 DEFS = OpDefList()
 
@@ -51,7 +53,7 @@ def _broadcast_gradient_args_shape(op):
     return [tensor_shape.TensorShape([None]), tensor_shape.TensorShape([None])]
 
 
-@register_constant_evaluator("BroadcastGradientArgs")
+@BROADCAST_GRADIENT_ARGS.set_constant_fn
 def _broadcast_gradient_args_value(op, index):
     s0, s1 = (constant_value(t) for t in op.inputs)
     if s0 is None or s1 is None:
@@ -74,15 +76,13 @@ def unbroadcast(grad, target, *partners):
         return None
     axes = _static_axes(grad.shape, target.shape, [tensor_shape.as_shape(getattr(p, "shape", p)) for p in partners])
     if axes is None:
-        from tensorweave.ops import array_ops, reduction_ops
         grad = _dense(grad)
-        target_dims = array_ops.shape(target)
-        summed_axes, _ = broadcast_gradient_args(target_dims, array_ops.shape(grad))
-        return array_ops.reshape(reduction_ops.reduce_sum(grad, summed_axes), target_dims)
+        target_dims = shape_ops.shape(target)
+        summed_axes, _ = broadcast_gradient_args(target_dims, shape_ops.shape(grad))
+        return shape_ops.reshape(reduction_ops.reduce_sum(grad, summed_axes), target_dims)
     leading, inner = axes
     if not leading and not inner:
         return grad
-    from tensorweave.ops import reduction_ops
     grad = _dense(grad)
     if inner:
         grad = reduction_ops.reduce_sum(grad, inner, keepdims=True)
@@ -120,6 +120,5 @@ def _cannot_enlarge(partner, axis, rank):
 
 def _dense(grad):
     if isinstance(grad, IndexedSlices):
-        from tensorweave.framework.tensor_conversion import convert_to_tensor
         return convert_to_tensor(grad)
     return grad

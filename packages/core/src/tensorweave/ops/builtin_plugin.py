@@ -1,8 +1,9 @@
-"""The core registers its own ops (and the runtime's device-independent kernels) through the public hooks."""
+"""The core registers its op families (and control flow's device-independent kernels) through the public hooks;
+the runtime registers the ops it inserts into plans in ``runtime/builtin_plugin.py``."""
 
 import importlib
 
-from tensorweave.extension import hookimpl
+from tensorweave.hookspecs import hookimpl
 
 OP_MODULES = (
     "tensorweave.ops.array_ops",
@@ -13,6 +14,7 @@ OP_MODULES = (
     "tensorweave.ops.pad_tile_ops",
     "tensorweave.ops.slicing_ops",
     "tensorweave.ops.gather_ops",
+    "tensorweave.ops.mask_ops",
     "tensorweave.ops.control_flow_ops",
     "tensorweave.ops.data_flow_ops",
     "tensorweave.ops.accumulator_ops",
@@ -44,8 +46,9 @@ OP_MODULES = (
     "tensorweave.ops.state_ops",
     "tensorweave.ops.tensor_array_ops",
     "tensorweave.ops.training_ops",
-    "tensorweave.ops.fused_ops",
-    "tensorweave.runtime.internal_ops",
+    "tensorweave.ops.image_resize_ops",
+    "tensorweave.ops.image_color_ops",
+    "tensorweave.ops.image_codec_ops",
 )
 
 
@@ -57,5 +60,4 @@ def tensorweave_register_ops(registrar):
 
 @hookimpl
 def tensorweave_register_kernels(registrar):
-    importlib.import_module("tensorweave.runtime.internal_ops").register_kernels(registrar)
     importlib.import_module("tensorweave.ops.control_flow_ops").register_kernels(registrar)

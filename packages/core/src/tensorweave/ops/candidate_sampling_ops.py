@@ -5,10 +5,11 @@ class would be drawn, which nce_loss and sampled_softmax_loss use to correct the
 """
 
 from tensorweave import dtypes
-from tensorweave.framework import tensor_shape
+from tensorweave.framework import random_seed, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import unary_math_ops
 
 DEFS = OpDefList()
 
@@ -59,7 +60,6 @@ def _accidental_hits_shape(op):
 
 
 def _seeds(seed):
-    from tensorweave.framework import random_seed
     seed1, seed2 = random_seed.get_seed(seed)
     return {"seed": seed1 or 0, "seed2": seed2 or 0}
 
@@ -67,8 +67,7 @@ def _seeds(seed):
 def _sample(op_type, true_classes, num_true, num_sampled, unique, range_max, seed, name):
     true_classes = convert_to_tensor(true_classes, name="true_classes")
     if true_classes.dtype != dtypes.int64:
-        from tensorweave.ops import math_ops
-        true_classes = math_ops.cast(true_classes, dtypes.int64)
+        true_classes = unary_math_ops.cast(true_classes, dtypes.int64)
     attrs = {"num_true": int(num_true), "num_sampled": int(num_sampled), "unique": bool(unique),
              "range_max": int(range_max), **_seeds(seed)}
     return tuple(apply_op(op_type, [true_classes], attrs, name=name or op_type))

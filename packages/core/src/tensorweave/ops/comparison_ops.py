@@ -5,7 +5,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.broadcast_gradient_ops import unbroadcast
+from tensorweave.ops import broadcast_gradient_ops, fill_ops, math_ops
 
 DEFS = OpDefList()
 
@@ -17,7 +17,8 @@ def _compare(op_type, py_name, type_attr, doc, inputs=("x: T", "y: T"), attrs=No
     """Defines a broadcasting op with a bool result (no gradient) and returns (OpDef, wrapper)."""
     attrs = [type_attr] if attrs is None else attrs
     op_def = DEFS.define(op_type, inputs=list(inputs), outputs=["z: bool"], attrs=attrs,
-                         shape_fn=common_shapes.broadcast_binary_shape, grad=NOT_DIFFERENTIABLE, doc=doc)
+                         shape_fn=common_shapes.broadcast_binary_shape, grad=NOT_DIFFERENTIABLE, is_elementwise=True,
+                         doc=doc)
 
     def wrapper(x, y, name=None):
         return apply_op(op_type, [x, y], name=name or op_type)
@@ -37,7 +38,7 @@ NOT_EQUAL, not_equal = _compare("NotEqual", "not_equal", _EQUALITY, "x != y.")
 LOGICAL_AND, logical_and = _compare("LogicalAnd", "logical_and", None, "x AND y.", ("x: bool", "y: bool"), [])
 LOGICAL_OR, logical_or = _compare("LogicalOr", "logical_or", None, "x OR y.", ("x: bool", "y: bool"), [])
 LOGICAL_NOT = DEFS.define("LogicalNot", inputs=["x: bool"], outputs=["y: bool"], shape_fn=common_shapes.unchanged_shape,
-                          grad=NOT_DIFFERENTIABLE, doc="NOT x.")
+                          grad=NOT_DIFFERENTIABLE, is_elementwise=True, doc="NOT x.")
 
 
 def logical_not(x, name=None):
@@ -52,9 +53,11 @@ def logical_xor(x, y, name="LogicalXor"):
 
 # ---- Select (TF1's where) and SelectV2 (broadcasting) ---------------------------------------------------------------
 SELECT = DEFS.define("Select", inputs=["condition: bool", "t: T", "e: T"], outputs=["output: T"], attrs=["T: any"],
+                     is_elementwise=True, broadcast_inputs=(1, 2),
                      doc="t where condition, else e; condition has t's shape, is a scalar, or a vector over t's rows.")
 SELECT_V2 = DEFS.define("SelectV2", inputs=["condition: bool", "t: T", "e: T"], outputs=["output: T"],
-                        attrs=["T: any"], doc="t where condition, else e, all three broadcasting like numpy.")
+                        attrs=["T: any"], is_elementwise=True,
+                        doc="t where condition, else e, all three broadcasting like numpy.")
 
 
 @SELECT.set_shape_fn
@@ -85,17 +88,16 @@ def _select_v2_shape(op):
 
 @SELECT.set_gradient
 def _select_grad(op, grad):
-    from tensorweave.ops import array_ops
     condition, t, _ = op.inputs
-    zeros = array_ops.zeros_like(t)
+    zeros = fill_ops.zeros_like(t)
     return [None, select(condition, grad, zeros), select(condition, zeros, grad)]
 
 
 @SELECT_V2.set_gradient
 def _select_v2_grad(op, grad):
     condition, t, e = op.inputs
-    return [None, unbroadcast(where_v2(condition, grad, 0), t, condition, e),
-            unbroadcast(where_v2(condition, 0, grad), e, condition, t)]
+    return [None, broadcast_gradient_ops.unbroadcast(where_v2(condition, grad, 0), t, condition, e),
+            broadcast_gradient_ops.unbroadcast(where_v2(condition, 0, grad), e, condition, t)]
 
 
 def select(condition, x, y, name=None):
@@ -125,7 +127,7 @@ def where_v2(condition, x=None, y=None, name=None):
 
 # ---- ClipByValue ----------------------------------------------------------------------------------------------------
 CLIP_BY_VALUE = DEFS.define("ClipByValue", inputs=["t: T", "clip_value_min: T", "clip_value_max: T"],
-                            outputs=["output: T"], attrs=["T: real"],
+                            outputs=["output: T"], attrs=["T: real"], is_elementwise=True, broadcast_inputs=(0,),
                             doc="min(max(t, clip_value_min), clip_value_max) elementwise; the bounds broadcast to t.")
 
 
@@ -144,13 +146,13 @@ def _clip_by_value_shape(op):
 def _clip_by_value_grad(op, grad):
     """The gradient of TF's own composition maximum(minimum(t, max), min): ties go to t, and a NaN in t
     sends its gradient to clip_value_min (minimum and maximum give it to their other argument)."""
-    from tensorweave.ops import math_ops
     t, low, high = op.inputs
     under_high = less_equal(t, high)
     over_low = greater_equal(math_ops.minimum(t, high), low)
     return [where_v2(logical_and(under_high, over_low), grad, 0),
-            unbroadcast(where_v2(over_low, 0, grad), low, t, high),
-            unbroadcast(where_v2(logical_and(logical_not(under_high), over_low), grad, 0), high, t, low)]
+            broadcast_gradient_ops.unbroadcast(where_v2(over_low, 0, grad), low, t, high),
+            broadcast_gradient_ops.unbroadcast(where_v2(logical_and(logical_not(under_high), over_low), grad, 0),
+                                               high, t, low)]
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):

@@ -14,7 +14,9 @@ from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like, numpy_value
-from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
+from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape
+from tensorweave.ops import array_ops, fill_ops, gather_ops, math_ops, shape_ops, unary_math_ops
+from tensorweave.ops.array_ops import constant_from_numpy
 
 DEFS = OpDefList()
 
@@ -100,10 +102,19 @@ def _concat_value(values, axis, dtype):
     return np.concatenate(arrays, axis).astype(dtype.as_numpy_dtype, copy=False)
 
 
-register_constant_evaluator("ConcatV2")(
+CONCAT_V2.set_constant_fn(
     lambda op, index: _concat_value(op.inputs[:-1], op.inputs[-1], op.outputs[0].dtype))
-register_constant_evaluator("Concat")(
+CONCAT.set_constant_fn(
     lambda op, index: _concat_value(op.inputs[1:], op.inputs[0], op.outputs[0].dtype))
+
+
+@CONCAT_V2.set_shape_value_fn
+def _concat_v2_shape_value(op, index):
+    """Shape vectors joined: each part's known entries, in order."""
+    result = tensor_shape.TensorShape([])
+    for t in op.inputs[:-1]:
+        result = result.concatenate(constant_value_as_shape(t))
+    return result
 
 
 def _dense(grad):
@@ -113,29 +124,27 @@ def _dense(grad):
 
 def _sizes_along(values, axis, rank):
     """Each input's size along ``axis``: a Python list when known while building, else a tensor."""
-    from tensorweave.ops import array_ops
     static_axis = constant_int(axis)
     if static_axis is not None and rank is not None:
         static_axis %= rank
         sizes = [t.shape[static_axis].value if t.shape.ndims is not None else None for t in values]
         if None not in sizes:
             return sizes
-        return stack([s if s is not None else unstack(array_ops.shape(t), num=rank)[static_axis]
+        return stack([s if s is not None else unstack(shape_ops.shape(t), num=rank)[static_axis]
                       for s, t in zip(sizes, values)])
-    return stack([array_ops.gather(array_ops.shape(t), axis) for t in values])
+    return stack([gather_ops.gather(shape_ops.shape(t), axis) for t in values])
 
 
 def _int32_axis(axis, values):
     """The concat axis as a non-negative int32 (Split's split_dim is int32)."""
-    from tensorweave.ops import array_ops, math_ops
     static = constant_int(axis)
     rank = next((t.shape.ndims for t in values if t.shape.ndims is not None), None)
     if static is not None and rank is not None:
         return static % rank
     if static is not None and static >= 0:
         return static
-    axis = math_ops.cast(axis, dtypes.int32) if axis.dtype != dtypes.int32 else axis
-    return math_ops.floormod(axis, array_ops.rank(values[0]))
+    axis = unary_math_ops.cast(axis, dtypes.int32) if axis.dtype != dtypes.int32 else axis
+    return math_ops.floormod(axis, shape_ops.rank(values[0]))
 
 def _concat_grad(values, axis, grad):
     grad = _dense(grad)
@@ -159,7 +168,6 @@ def concat(values, axis, name="concat"):
     if not isinstance(values, (list, tuple)):
         values = [values]
     if len(values) == 1:
-        from tensorweave.ops import array_ops
         value = convert_to_tensor(values[0])
         axis_rank = convert_to_tensor(axis).shape.ndims if is_tensor_like(axis) else np.ndim(axis)
         if axis_rank not in (None, 0):
@@ -229,7 +237,6 @@ def _split_v_shape(op):
     n = op.get_attr("num_split")
     sizes = None if known is None else [int(s) for s in np.asarray(known).reshape(-1)]
     if sizes is None:
-        from tensorweave.framework.tensor_util import constant_value_as_shape
         partial = constant_value_as_shape(size_splits)
         sizes = partial.as_list() if partial.ndims == n else [None] * n
     return _split_shapes(value, split_dim, n, sizes)
@@ -237,8 +244,7 @@ def _split_v_shape(op):
 
 def _filled(op, grads):
     """Output gradients with missing ones as zeros of their output's shape."""
-    from tensorweave.ops import array_ops
-    return [array_ops.zeros_like(t) if g is None else _dense(g) for g, t in zip(grads, op.outputs)]
+    return [fill_ops.zeros_like(t) if g is None else _dense(g) for g, t in zip(grads, op.outputs)]
 
 
 SPLIT.set_gradient(lambda op, *grads: [None, concat(_filled(op, grads), op.inputs[0])])
@@ -304,12 +310,22 @@ def _unpack_shape(op):
     return [tensor_shape.TensorShape(dims[:axis] + dims[axis + 1:])] * num
 
 
-@register_constant_evaluator("Pack")
+@PACK.set_constant_fn
 def _pack_value(op, index):
     arrays = [constant_value(t) for t in op.inputs]
     if any(a is None for a in arrays):
         return None
     return np.stack(arrays, op.get_attr("axis")).astype(op.outputs[0].dtype.as_numpy_dtype, copy=False)
+
+
+@PACK.set_shape_value_fn
+def _pack_shape_value(op, index):
+    """A shape vector stacked from scalars: the known ones (not -1) are known dimensions."""
+    dims = []
+    for t in op.inputs:
+        v = constant_value(t)
+        dims.append(None if v is None or int(v) < 0 else int(v))
+    return tensor_shape.TensorShape(dims)
 
 
 PACK.set_gradient(lambda op, grad: unstack(_dense(grad), num=len(op.inputs), axis=op.get_attr("axis")))
@@ -328,7 +344,6 @@ def stack(values, axis=0, name="stack"):
     if not holds_tensor(values):
         arr = numpy_value(values)
         axis = check_axis(axis, arr.ndim, "the stacked result")
-        from tensorweave.ops.array_ops import constant_from_numpy
         return constant_from_numpy(np.ascontiguousarray(np.moveaxis(arr, 0, axis)), name=name)
     return apply_op("Pack", [values], {"axis": axis}, name=name)
 

@@ -15,12 +15,17 @@ from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.operation import Operation, user_frame
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops import control_flow_ops
+from tensorweave.ops import (
+    array_ops, comparison_ops, concat_split_ops, control_flow_ops, logging_ops, reduction_ops, unary_math_ops,
+)
 from tensorweave.ops.control_flow_context import ControlFlowContext, create_outside_contexts, is_in_context
+from tensorweave.ops.tensor_array_ops import TensorArray
 
 
 _READS_OR_DRAWS = re.compile(r"(ReadVariableOp|VariableV2|Variable|VarHandleOp|Placeholder.*|TensorArrayRead.*|"
                              r"Random.*|TruncatedNormal|Multinomial|.*Sampler)$")
+
+__all__ = ["case", "cond"]
 
 
 class CondContext(ControlFlowContext):
@@ -91,8 +96,6 @@ class CondContext(ControlFlowContext):
         return original, flat
 
     def _branch_output(self, v):
-        from tensorweave.ops import array_ops
-        from tensorweave.ops.tensor_array_ops import TensorArray
         if isinstance(v, Operation):
             return control_flow_ops.with_dependencies([v], self.pivot)
         if isinstance(v, TensorArray):
@@ -144,8 +147,6 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
     Both functions return the same (nested) structure of tensors; the result has that structure
     (a one-element list or tuple is unpacked unless ``strict``). ``fn1``/``fn2`` are TF1's names.
     """
-    from tensorweave.ops import array_ops
-    from tensorweave.ops.tensor_array_ops import TensorArray
     true_fn = true_fn if true_fn is not None else fn1
     false_fn = false_fn if false_fn is not None else fn2
     if not callable(true_fn) or not callable(false_fn):
@@ -183,7 +184,6 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
     ``exclusive`` checks at run time that at most one predicate is true. Without ``default``, the last
     function is the fallback and an InvalidArgumentError is raised when no predicate is true.
     """
-    from tensorweave.ops import logging_ops
     if isinstance(pred_fn_pairs, dict):
         pred_fn_pairs = list(pred_fn_pairs.items())
     pairs = list(pred_fn_pairs)
@@ -207,9 +207,8 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
             preds, fns = preds[:-1], fns[:-1]
 
             def default():
-                from tensorweave.ops import array_ops
                 check = logging_ops.Assert(last_pred, ["tf.case: none of the predicates is true:",
-                                                       array_ops.stack(preds + [last_pred])])
+                                                       concat_split_ops.stack(preds + [last_pred])])
                 with graph.control_dependencies([check]):
                     return nest.map_structure(_identity_of, last_fn())
 
@@ -223,13 +222,11 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
 
 
 def _identity_of(v):
-    from tensorweave.ops import array_ops
     if isinstance(v, (Tensor, IndexedSlices)) or not isinstance(v, Operation):
         return array_ops.identity(convert_to_tensor(v))
     return v
 
 
 def _assert_at_most_n_true(preds, n, message):
-    from tensorweave.ops import array_ops, logging_ops, math_ops
-    count = math_ops.reduce_sum(math_ops.cast(array_ops.stack(preds), dtypes.int32))
-    return logging_ops.Assert(math_ops.less_equal(count, n), [message, array_ops.stack(preds)])
+    count = reduction_ops.reduce_sum(unary_math_ops.cast(concat_split_ops.stack(preds), dtypes.int32))
+    return logging_ops.Assert(comparison_ops.less_equal(count, n), [message, concat_split_ops.stack(preds)])

@@ -110,10 +110,6 @@ def replace_value(old, new):
 
 
 # ---- questions about ops ---------------------------------------------------------------------
-def context_of(op):
-    return op._control_flow_context
-
-
 def output_context(op):
     """The context an op's outputs live in: an Exit's outputs live outside its loop."""
     ctx = op._control_flow_context
@@ -129,10 +125,6 @@ def while_context_of(op):
 
 def is_switch(op):
     return op.type == "Switch"
-
-
-def is_merge(op):
-    return op.type == "Merge"
 
 
 def is_loop_exit(op):

@@ -1,25 +1,29 @@
-"""Control flow: the primitives of dynamic control flow and grouping ops; cond, case and while_loop.
+"""Control flow: the primitives of dynamic control flow with their gradients, and grouping ops.
 
 Switch, Merge, Enter, Exit, NextIteration and LoopCond are implemented by the dataflow executor
-itself (``executor_role``); ``cond`` (ops/cond.py) and ``while_loop`` (ops/while_loop.py) are built
-from them, and so are their gradients (ops/control_flow_grad.py).
+itself (``executor_role``); ``cond`` and ``case`` (ops/cond.py) and ``while_loop`` (ops/while_loop.py)
+are built from them, and so are their gradients, from the primitives' gradients at the end of this module.
 """
 
 import builtins
 
-from tensorweave.framework import graph as graph_mod
-from tensorweave.framework import tensor_shape
+from tensorweave import dtypes
+from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import comparison_ops
+from tensorweave.ops.array_ops import identity
+from tensorweave.ops.control_flow_context import output_context
 
 DEFS = OpDefList()
 
-__all__ = ["no_op", "group", "tuple", "cond", "case", "while_loop", "with_dependencies"]
+__all__ = ["no_op", "group", "tuple", "with_dependencies"]
 
-DEFS.define("NoOp", grad=NOT_DIFFERENTIABLE, doc="Does nothing; useful as a target with control inputs.")
+DEFS.define("NoOp", grad=NOT_DIFFERENTIABLE, is_pass_through=True,  # hands on nothing, so it costs nothing
+            doc="Does nothing; useful as a target with control inputs.")
 DEFS.define("ControlTrigger", grad=NOT_DIFFERENTIABLE,
             doc="Does nothing, and is live even when its control inputs are dead: a scheduling barrier "
                 "for loop-gradient stacks.")
@@ -146,7 +150,6 @@ def group(*inputs, name=None):
 
 def tuple(tensors, name=None, control_inputs=None):  # noqa: A001 - TF's name
     """Tensors equal to ``tensors`` that are available only after all of them (and control_inputs) are."""
-    from tensorweave.ops.array_ops import identity
     deps = [t for t in tensors if t is not None] + list(control_inputs or [])
     gate = group(*deps, name=(name or "tuple") + "/control_dependency")
     out = []
@@ -158,7 +161,6 @@ def tuple(tensors, name=None, control_inputs=None):  # noqa: A001 - TF's name
 
 def with_dependencies(dependencies, output_tensor, name=None):
     """``output_tensor``, available only after every op in ``dependencies`` has run."""
-    from tensorweave.ops.array_ops import identity
     with graph_mod.get_default_graph().control_dependencies(list(dependencies)):
         if isinstance(output_tensor, IndexedSlices):
             return IndexedSlices(identity(output_tensor.values, name=name), output_tensor.indices,
@@ -171,6 +173,89 @@ def register_kernels(registrar):
     registrar.add_kernel("ControlTrigger", lambda: None, device_type="*")
 
 
-from tensorweave.ops import control_flow_grad  # noqa: E402,F401 - attaches the primitives' gradients
-from tensorweave.ops.cond import case, cond  # noqa: E402
-from tensorweave.ops.while_loop import while_loop  # noqa: E402
+# ---- gradients of the primitives ------------------------------------------------------------------------------------
+# Together they build the backward conds and loops. A Switch's gradient is a Merge and a Merge's is a Switch. In a
+# loop, an Exit's gradient is an Enter into the backward loop and a loop variable's Enter gets an Exit; a loop
+# invariant's Enter gets an accumulation loop summing its gradient over the iterations. A loop Switch is visited
+# twice: from its Exit side (making the backward Merge) and from the body (closing the backward loop's back edge).
+def _dense(grad):
+    """Values crossing a loop boundary are dense tensors (the backward loop carries them)."""
+    return convert_to_tensor(grad) if isinstance(grad, IndexedSlices) else grad
+
+
+@SWITCH.set_gradient
+def _switch_grad(op, *grads):
+    op_ctx = op._control_flow_context
+    grad_ctx = op.graph._get_control_flow_context()
+    if op_ctx is not None and op_ctx.is_while_context():
+        grad_state = grad_ctx.grad_state
+        back_merge = grad_state.switch_map.get(op)
+        if back_merge is not None:
+            if grads[1] is not None:  # second visit, from the body: close the backward loop
+                back_merge.op._update_input(1, next_iteration(_dense(grads[1])))
+            return [None, None]
+        if grads[0] is not None:  # first visit, from the Exit
+            back_merge = merge([_dense(grads[0])] * 2, name="b_switch")[0]
+            grad_state.switch_map[op] = back_merge
+            return [back_merge, None]
+        return [None, None]
+    if op_ctx is not None and op_ctx.is_cond_context():
+        untaken = grads[1 - op_ctx.branch]
+        if untaken is None:
+            if op.inputs[0].dtype is dtypes.resource and grads[op_ctx.branch] is not None:
+                return [merge([grads[op_ctx.branch]] * 2, name="cond_resource_grad")[0], None]
+            return [None, None]
+        return [merge(list(grads), name="cond_grad")[0], None]
+    false_grad = switch(grads[0], op.inputs[1])[0]
+    true_grad = switch(grads[1], op.inputs[1])[1]
+    return [merge([false_grad, true_grad])[0], None]
+
+
+@MERGE.set_gradient
+def _merge_grad(op, grad, _):
+    op_ctx = output_context(op.inputs[0].op)
+    grad_ctx = op.graph._get_control_flow_context()
+    if op_ctx is not None and op_ctx.is_while_context():
+        return list(switch(grad, grad_ctx.pivot))
+    if op_ctx is not None and op_ctx.is_cond_context():
+        pred = op_ctx.pred
+        if grad_ctx is not None and grad_ctx.grad_state is not None:
+            pred = grad_ctx.grad_state.saved_predicate(pred)  # the forward loop's pred of this iteration
+        return list(switch(grad, pred, name="cond_grad"))
+    return [switch(grad, comparison_ops.equal(op.outputs[1], i))[1] for i in range(len(op.inputs))]
+
+
+@EXIT.set_gradient
+def _exit_grad(op, grad):
+    grad_ctx = op.graph._get_control_flow_context()
+    if not op._control_flow_context.back_prop:
+        return [None]
+    if op._control_flow_context.grad_state is not None:
+        raise TypeError(f"second-order gradients through while loops are not supported (op {op.name!r} belongs "
+                        f"to the backward loop of a gradient)")
+    grad = _dense(grad)
+    grad_ctx.add_name(grad)
+    with grad_ctx.entered():
+        result = enter(grad, grad_ctx.name, is_constant=False,
+                          parallel_iterations=grad_ctx.parallel_iterations, name="b_exit")
+    grad_ctx.loop_enters.append(result)
+    return [result]
+
+
+@NEXT_ITERATION.set_gradient
+def _next_iteration_grad(op, grad):
+    return [grad]
+
+
+@ENTER.set_gradient
+def _enter_grad(op, grad):
+    grad_ctx = op.graph._get_control_flow_context()
+    if grad_ctx is None or grad_ctx.grad_state is None or not grad_ctx.back_prop:
+        return [grad]
+    grad = _dense(grad)
+    if op.get_attr("is_constant"):
+        return [grad_ctx.grad_state.add_backprop_accumulator(op, grad)]
+    result = loop_exit(grad)
+    grad_ctx.loop_exits.append(result)
+    grad_ctx.exit_result([result])
+    return [result]

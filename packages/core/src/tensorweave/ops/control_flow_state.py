@@ -6,8 +6,7 @@ inside a loop must exist in every backward iteration).
 import contextlib
 
 from tensorweave import dtypes
-from tensorweave.ops import control_flow_ops as cf
-from tensorweave.ops import state_ops
+from tensorweave.ops import array_ops, control_flow_ops as cf, fill_ops, shape_ops, state_ops
 from tensorweave.ops.control_flow_context import (
     in_context, is_loop_exit, is_loop_switch, is_switch, while_context_of,
 )
@@ -88,7 +87,6 @@ class ControlFlowState:
 
     def zeros_like_for_exit(self, val):
         """A zero gradient for an unused loop Exit, built where gradients() runs (or the outer backward loop)."""
-        from tensorweave.ops import array_ops
         forward = val.op._control_flow_context
         outer = forward.outer_context.get_while_context() if forward.outer_context is not None else None
         outer_state = self._map.get(outer) if outer is not None else None
@@ -97,20 +95,19 @@ class ControlFlowState:
                 return state_ops.zeros_like_value(val)
         if outer_state is None:
             if val.shape.is_fully_defined():
-                return array_ops.zeros(val.shape.as_list(), val.dtype)
-            return array_ops.zeros_like(val)
+                return fill_ops.zeros(val.shape.as_list(), val.dtype)
+            return fill_ops.zeros_like(val)
         with outer_state.grad_context.entered():
             if val.shape.is_fully_defined():
-                return array_ops.zeros(val.shape.as_list(), val.dtype)
+                return fill_ops.zeros(val.shape.as_list(), val.dtype)
         with in_context(val.graph, forward.outer_context):
-            shape = array_ops.shape(val)
+            shape = shape_ops.shape(val)
         stack = outer_state.add_forward_accumulator(shape)
         with outer_state.grad_context.entered():
-            return array_ops.zeros(outer_state.add_backprop_accumulated_value(stack, shape), val.dtype)
+            return fill_ops.zeros(outer_state.add_backprop_accumulated_value(stack, shape), val.dtype)
 
     def zeros_like(self, op, index):
         """A zero gradient for output ``index`` of ``op``; call it in op's backward-loop context."""
-        from tensorweave.ops import array_ops
         if is_loop_switch(op):
             return None
         state = self._map.get(while_context_of(op))
@@ -125,7 +122,7 @@ class ControlFlowState:
                 result = cf.switch(result, state.saved_predicate(op_ctx.pred))[1 - op_ctx.branch]
             return result
         if val.shape.is_fully_defined():
-            result = array_ops.zeros(val.shape.as_list(), val.dtype)
+            result = fill_ops.zeros(val.shape.as_list(), val.dtype)
             if dead_branch:
                 result = cf.switch(result, state.saved_predicate(op_ctx.pred))[1 - op_ctx.branch]
             return result
@@ -133,33 +130,31 @@ class ControlFlowState:
         if dead_branch:  # the shape of the value on the untaken side, computed where that side is live
             with in_context(graph, op_ctx.outer_context):
                 val = cf.switch(op.inputs[0], op_ctx.pred)[1 - op_ctx.branch]
-                shape = array_ops.shape(val)
+                shape = shape_ops.shape(val)
             val.op._control_flow_context = op_ctx
             shape.op._control_flow_context = op_ctx
         else:
             with in_context(graph, op_ctx):
-                shape = array_ops.shape(val)
+                shape = shape_ops.shape(val)
         with in_context(graph, None):
             stack = state.add_forward_accumulator(shape, dead_branch=dead_branch)
         real_shape = state.add_backprop_accumulated_value(stack, shape, dead_branch)
-        return array_ops.zeros(real_shape, val.dtype)
+        return fill_ops.zeros(real_shape, val.dtype)
 
     def post_processing(self):
         """A loop variable whose next value does not depend on its current one gets a zero gradient
         for every iteration after the first."""
-        from tensorweave.ops import array_ops
         for state in self._map.values():
             for back_merge in state.switch_map.values():
                 if back_merge.op.inputs[0] is back_merge.op.inputs[1]:
                     with on_loop_device(state.forward_context), state.grad_context.entered():
                         going = cf.switch(back_merge, state.grad_context.pivot)[1]
-                        back_merge.op._update_input(1, cf.next_iteration(array_ops.zeros_like(going)))
+                        back_merge.op._update_input(1, cf.next_iteration(fill_ops.zeros_like(going)))
 
 
 def zeros_like_outside_loops(op, index):
     """A zero gradient for an output of ``op``; for a cond Switch, live exactly when that side is, so that
     merged with the taken side's gradient it gives a live gradient whichever branch runs."""
-    from tensorweave.ops import array_ops
     val = op.outputs[index]
     ctx = op._control_flow_context
     if is_switch(op) and ctx is not None and ctx.is_cond_context():
@@ -168,13 +163,12 @@ def zeros_like_outside_loops(op, index):
         with op.graph.control_dependencies([pivot]):
             if val.dtype is dtypes.resource:
                 return state_ops.zeros_like_value(side)
-            return array_ops.zeros(array_ops.shape(side), dtype=val.dtype)
+            return fill_ops.zeros(shape_ops.shape(side), dtype=val.dtype)
     return _zeros_like(val)
 
 
 def _zeros_like(val):
-    from tensorweave.ops import array_ops
-    return state_ops.zeros_like_value(val) if val.dtype is dtypes.resource else array_ops.zeros_like(val)
+    return state_ops.zeros_like_value(val) if val.dtype is dtypes.resource else fill_ops.zeros_like(val)
 
 
 def maybe_create(between_list, between, call_context):

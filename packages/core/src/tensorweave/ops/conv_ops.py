@@ -3,9 +3,11 @@
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.flops import input_dims, num_elements
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value_as_shape
+from tensorweave.ops import shape_ops
 from tensorweave.ops.window_geometry import (
     channel_axis, expand_spatial, padding_attrs, spatial_axes, spatial_paddings, spatial_params, window_geometry)
 
@@ -17,14 +19,38 @@ _CONV_ATTRS = ["T: {float16, float32, float64}", "strides: list(int)", "use_cudn
                "padding: {'SAME', 'VALID', 'EXPLICIT'}", "explicit_paddings: list(int) = []",
                "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "dilations: list(int) = [1, 1, 1, 1]"]
 
+
+def _conv_flops(node):
+    """Two operations per output element and filter tap (height x width x input channels)."""
+    filt = input_dims(node, 1)
+    if filt is None or len(filt) != 4:
+        return None
+    return 2 * num_elements(node.output_shapes[0]) * filt[0] * filt[1] * filt[2]
+
+
+def _backprop_flops(node, filt):
+    """Two operations per element of the incoming gradient and filter tap (9 taps when the filter is unknown)."""
+    grad = input_dims(node, 2)
+    if grad is None:
+        return None
+    taps = filt[0] * filt[1] * filt[2] if filt is not None and len(filt) == 4 else 9
+    n = 1
+    for d in grad:
+        n *= d
+    return 2 * n * taps
+
+
 CONV2D = DEFS.define("Conv2D", inputs=["input: T", "filter: T"], outputs=["output: T"], attrs=_CONV_ATTRS,
+                     flops_fn=_conv_flops, is_intra_op_parallel=True,
                      doc="Cross-correlates a 4-D input with a [height, width, in, out] filter.")
 CONV2D_BACKPROP_INPUT = DEFS.define(
     "Conv2DBackpropInput", inputs=["input_sizes: int32", "filter: T", "out_backprop: T"], outputs=["output: T"],
-    attrs=_CONV_ATTRS, doc="The gradient of Conv2D with respect to its input (a transposed convolution).")
+    attrs=_CONV_ATTRS, flops_fn=lambda node: _backprop_flops(node, input_dims(node, 1)), is_intra_op_parallel=True,
+    doc="The gradient of Conv2D with respect to its input (a transposed convolution).")
 CONV2D_BACKPROP_FILTER = DEFS.define(
     "Conv2DBackpropFilter", inputs=["input: T", "filter_sizes: int32", "out_backprop: T"], outputs=["output: T"],
-    attrs=_CONV_ATTRS, doc="The gradient of Conv2D with respect to its filter.")
+    attrs=_CONV_ATTRS, flops_fn=lambda node: _backprop_flops(node, None), is_intra_op_parallel=True,
+    doc="The gradient of Conv2D with respect to its filter.")
 
 
 def conv_output_shape(input_shape, filter_shape, op):
@@ -80,8 +106,7 @@ def _conv_attrs(op):
 
 
 def _shape_of(t):
-    from tensorweave.ops import array_ops
-    return array_ops.shape(t, out_type=dtypes.int32)
+    return shape_ops.shape(t, out_type=dtypes.int32)
 
 
 @CONV2D.set_gradient
@@ -141,7 +166,6 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
            name=None, input=None, dilations=None):  # noqa: A002
     """1-D convolution of a [batch, width, in] ("NWC") or [batch, in, width] ("NCW") tensor by a
     [width, in, out] filter: a conv2d over a height of 1, as TF does it."""
-    from tensorweave.ops import array_ops
     value = _pick("value", value, input, "input")
     if value is None or filters is None or stride is None or padding is None:
         raise TypeError("conv1d needs value, filters, stride and padding")
@@ -156,11 +180,11 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
                         ((stride, "stride"), (dilations or 1, "dilations")))
     with graph_mod.name_scope(name, "conv1d", [value, filters]):
         spatial = 2 if channels_first else 1
-        value = array_ops.expand_dims(value, spatial)
-        filters = array_ops.expand_dims(filters, 0)
+        value = shape_ops.expand_dims(value, spatial)
+        filters = shape_ops.expand_dims(filters, 0)
         fmt = "NCHW" if channels_first else "NHWC"
         result = _apply("Conv2D", [value, filters], _attrs([1, stride], padding, fmt, [1, dilation]))
-        return array_ops.squeeze(result, [spatial])
+        return shape_ops.squeeze(result, [spatial])
 
 
 def _width_entry(value, channels_first, what):

@@ -3,6 +3,7 @@
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import math_ops
 
 DEFS = OpDefList()
 
@@ -45,7 +46,6 @@ def _cumsum_grad(op, grad):
 def _cumprod_grad(op, grad):
     """TF's formula: the reversed running sum of grad * prod, divided by x; 0 where x is 0 (TF's div_no_nan,
     which is exact everywhere but at the first zero of a run, where the true value is not 0)."""
-    from tensorweave.ops import math_ops
     x, axis = op.inputs
     products = cumprod(x, axis, **_attrs(op))
     summed = cumsum(products * grad, axis, **_attrs(op, reverse=not op.get_attr("reverse")))

@@ -9,7 +9,7 @@ dequeuers, and a closed, drained queue raises OutOfRangeError.
 import zlib
 
 from tensorweave import dtypes as dtypes_mod
-from tensorweave.framework import common_shapes, graph as graph_mod, tensor_shape
+from tensorweave.framework import common_shapes, graph as graph_mod, random_seed, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
@@ -303,7 +303,6 @@ class RandomShuffleQueue(QueueBase):
 
 
 def _queue_seeds(seed, shared_name):
-    from tensorweave.framework import random_seed
     seed1, seed2 = random_seed.get_seed(seed)
     if seed1 is None and seed2 is None:
         return 0, 0

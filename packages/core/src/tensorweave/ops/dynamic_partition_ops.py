@@ -8,6 +8,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import gather_ops, range_ops, reduction_ops, segment_ops, shape_ops
 
 DEFS = OpDefList()
 
@@ -56,22 +57,20 @@ def _dynamic_stitch_shape(op):
 @DYNAMIC_PARTITION.set_gradient
 def _dynamic_partition_grad(op, *grads):
     """Partitions the positions of data's rows the same way, then stitches the gradients back by position."""
-    from tensorweave.ops import array_ops, math_ops
     data, partitions = op.inputs
-    prefix_shape = array_ops.shape(partitions)
-    positions = array_ops.reshape(math_ops.range(math_ops.reduce_prod(prefix_shape)), prefix_shape)
+    prefix_shape = shape_ops.shape(partitions)
+    positions = shape_ops.reshape(range_ops.range(reduction_ops.reduce_prod(prefix_shape)), prefix_shape)
     partitioned = dynamic_partition(positions, partitions, op.get_attr("num_partitions"))
     stitched = dynamic_stitch(partitioned, list(grads))
-    return [array_ops.reshape(stitched, array_ops.shape(data)), None]
+    return [shape_ops.reshape(stitched, shape_ops.shape(data)), None]
 
 
 @DYNAMIC_STITCH.set_gradient
 def _dynamic_stitch_grad(op, grad):
-    from tensorweave.ops import array_ops, math_ops
     n = op.get_attr("N")
     if isinstance(grad, IndexedSlices):
-        grad = math_ops.unsorted_segment_sum(grad.values, grad.indices, array_ops.shape(op.outputs[0])[0])
-    return [None] * n + [array_ops.gather(grad, index) for index in op.inputs[:n]]
+        grad = segment_ops.unsorted_segment_sum(grad.values, grad.indices, shape_ops.shape(op.outputs[0])[0])
+    return [None] * n + [gather_ops.gather(grad, index) for index in op.inputs[:n]]
 
 
 def dynamic_partition(data, partitions, num_partitions, name=None):

@@ -9,28 +9,29 @@ import numpy as np
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import (
+    clip_ops, comparison_ops, concat_split_ops, dynamic_partition_ops, gather_ops, math_ops, range_ops, shape_ops,
+    unary_math_ops,
+)
 
 __all__ = ["embedding_lookup"]
 
 
 def _gather(params, ids):
     """A resource variable reads only the rows asked for; anything else goes through Gather."""
-    from tensorweave.ops import array_ops
     if hasattr(params, "sparse_read"):
         return params.sparse_read(ids)
-    return array_ops.gather(params, ids)
+    return gather_ops.gather(params, ids)
 
 
 def _rows(params):
     """The number of rows of a shard, as an int where it is static."""
-    from tensorweave.ops import array_ops
     rows = tensor_shape.as_shape(params.shape)[0].value if params.shape.ndims else None
-    return rows if rows is not None else array_ops.shape(params)[0]
+    return rows if rows is not None else shape_ops.shape(params)[0]
 
 
 def _clip_rows(embeddings, ids, max_norm):
     """Scales each looked-up row to L2 norm at most ``max_norm`` (over its non-id dimensions)."""
-    from tensorweave.ops import clip_ops
     if max_norm is None:
         return embeddings
     ids_rank, rank = ids.shape.ndims, embeddings.shape.ndims
@@ -41,7 +42,6 @@ def _clip_rows(embeddings, ids, max_norm):
 
 def _div_assignments(flat_ids, params):
     """TF1's 'div' strategy: contiguous id ranges, the first (total % shards) shards one row larger."""
-    from tensorweave.ops import math_ops
     shards = len(params)
     sizes = [_rows(p) for p in params]
     if all(isinstance(s, int) for s in sizes):
@@ -52,12 +52,12 @@ def _div_assignments(flat_ids, params):
     else:
         total = math_ops.add_n([convert_to_tensor(s, dtype=dtypes.int32) if isinstance(s, int) else s
                                 for s in sizes])
-        total = math_ops.cast(total, flat_ids.dtype)
+        total = unary_math_ops.cast(total, flat_ids.dtype)
     per_shard = total // shards
     extras = total % shards
     assignments = math_ops.maximum(flat_ids // (per_shard + 1), (flat_ids - extras) // per_shard)
-    in_larger_shard = math_ops.less(assignments, extras)
-    new_ids = math_ops.where(in_larger_shard, flat_ids % (per_shard + 1), (flat_ids - extras) % per_shard)
+    in_larger_shard = comparison_ops.less(assignments, extras)
+    new_ids = comparison_ops.where(in_larger_shard, flat_ids % (per_shard + 1), (flat_ids - extras) % per_shard)
     return assignments, new_ids
 
 
@@ -67,7 +67,6 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
     ``ids`` may have any shape; the result has shape ``ids.shape + params.shape[1:]``. With ``mod``, id i
     lives in shard i % n at row i // n; with ``div``, ids are split into contiguous ranges.
     """
-    from tensorweave.ops import array_ops, dynamic_partition_ops, math_ops
     if partition_strategy not in ("mod", "div"):
         raise ValueError(f"embedding_lookup: partition_strategy must be 'mod' or 'div', got {partition_strategy!r}")
     shards = list(params) if isinstance(params, (list, tuple)) or hasattr(params, "_get_variable_list") else [params]
@@ -81,13 +80,13 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
         if len(shards) == 1:
             with graph_mod.colocate_with(shards[0]):
                 return _clip_rows(_gather(shards[0], ids), ids, max_norm)
-        flat_ids = array_ops.reshape(ids, [-1])
+        flat_ids = shape_ops.reshape(ids, [-1])
         if partition_strategy == "mod":
             assignments, new_ids = flat_ids % len(shards), flat_ids // len(shards)
         else:
             assignments, new_ids = _div_assignments(flat_ids, shards)
-        assignments = math_ops.cast(assignments, dtypes.int32)
-        positions = math_ops.range(array_ops.size(flat_ids))
+        assignments = unary_math_ops.cast(assignments, dtypes.int32)
+        positions = range_ops.range(shape_ops.size(flat_ids))
         shard_ids = dynamic_partition_ops.dynamic_partition(new_ids, assignments, len(shards))
         shard_positions = dynamic_partition_ops.dynamic_partition(positions, assignments, len(shards))
         found = []
@@ -99,9 +98,10 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
         for shard in shards[1:]:
             element_shape = element_shape.merge_with(shard.shape[1:])
         if element_shape.is_fully_defined():
-            out_shape = array_ops.concat([array_ops.shape(ids), np.asarray(element_shape.as_list(), np.int32)], 0)
+            out_shape = concat_split_ops.concat(
+                [shape_ops.shape(ids), np.asarray(element_shape.as_list(), np.int32)], 0)
         else:
-            out_shape = array_ops.concat([array_ops.shape(ids), array_ops.shape(found[0])[1:]], 0)
-        result = array_ops.reshape(merged, out_shape)
+            out_shape = concat_split_ops.concat([shape_ops.shape(ids), shape_ops.shape(found[0])[1:]], 0)
+        result = shape_ops.reshape(merged, out_shape)
         result.set_shape(ids.shape.concatenate(element_shape))
         return _clip_rows(result, ids, max_norm)

@@ -12,7 +12,8 @@ from tensorweave.framework import common_shapes, graph as graph_mod, tensor_shap
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like
-from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape, register_constant_evaluator
+from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape
+from tensorweave.ops import array_ops, reduction_ops, shape_ops
 
 DEFS = OpDefList()
 
@@ -38,7 +39,7 @@ def _fill_shape(op):
     return constant_value_as_shape(dims)
 
 
-@register_constant_evaluator("Fill")
+@FILL.set_constant_fn
 def _fill_value(op, index):
     dims, value = (constant_value(t) for t in op.inputs)
     if dims is None or value is None or int(np.prod(dims, dtype=np.int64)) > _LARGEST_FOLDED:
@@ -48,14 +49,12 @@ def _fill_value(op, index):
 
 @FILL.set_gradient
 def _fill_grad(op, grad):
-    from tensorweave.ops import reduction_ops
     return [None, reduction_ops.reduce_sum(grad)]
 
 
 def fill(dims, value, name=None):
     """A tensor of shape ``dims`` (a 1-D tensor, or a list of ints and scalar tensors) filled with ``value``."""
-    from tensorweave.ops.shape_ops import shape_tensor
-    return apply_op("Fill", [shape_tensor(dims), value], name=name or "Fill")
+    return apply_op("Fill", [shape_ops.shape_tensor(dims), value], name=name or "Fill")
 
 
 # ---- ZerosLike, OnesLike --------------------------------------------------------------------------------------------
@@ -86,8 +85,8 @@ def _one(dtype):
     return True if dtype is dtypes.bool else 1
 
 
-register_constant_evaluator("ZerosLike")(_like_value(_zero))
-register_constant_evaluator("OnesLike")(_like_value(_one))
+ZEROS_LIKE.set_constant_fn(_like_value(_zero))
+ONES_LIKE.set_constant_fn(_like_value(_one))
 
 
 # ---- wrappers -------------------------------------------------------------------------------------------------------
@@ -103,17 +102,15 @@ def _static_dims(shape):
 
 
 def _filled(shape, dtype, value, name, default_name):
-    from tensorweave.ops import array_ops
-    from tensorweave.ops.shape_ops import reshape, shape_tensor
     dtype = dtypes.as_dtype(dtype)
     scalar = value(dtype)
     with graph_mod.name_scope(name, default_name, [shape] if is_tensor_like(shape) else []) as scope:
         dims = _static_dims(shape)
         if dims is not None and int(np.prod(dims, dtype=np.int64)) < _LARGEST_CONSTANT:
             return array_ops.constant_from_numpy(np.full(dims, scalar, dtype=dtype.as_numpy_dtype), name=scope)
-        dims = shape_tensor(dims if dims is not None else shape)
+        dims = shape_ops.shape_tensor(dims if dims is not None else shape)
         if dims.shape.ndims == 0:
-            dims = reshape(dims, [-1])
+            dims = shape_ops.reshape(dims, [-1])
         return apply_op("Fill", [dims, array_ops.constant(scalar, dtype=dtype)], name=scope)
 
 
@@ -128,14 +125,13 @@ def ones(shape, dtype=dtypes.float32, name=None):
 
 
 def _filled_like(tensor, dtype, name, optimize, op_type, value, default_name):
-    from tensorweave.ops.shape_ops import shape
     tensor = convert_to_tensor(tensor)
     dtype = tensor.dtype if dtype is None else dtypes.as_dtype(dtype)
     with graph_mod.name_scope(name, default_name, [tensor]) as scope:
         if optimize and tensor.shape.is_fully_defined():
             return _filled(tensor.shape, dtype, value, scope, default_name)
         if dtype is not tensor.dtype:
-            result = _filled(shape(tensor), dtype, value, scope, default_name)
+            result = _filled(shape_ops.shape(tensor), dtype, value, scope, default_name)
             result.set_shape(tensor.shape)
             return result
         return apply_op(op_type, [tensor], name=scope)

@@ -4,9 +4,9 @@ The elements are unstacked into TensorArrays, the loop reads element i in iterat
 are written to TensorArrays and stacked, so all four are differentiable like any while_loop.
 """
 
-from tensorweave.framework import graph as graph_mod
-from tensorweave.framework import nest, tensor_shape
+from tensorweave.framework import graph as graph_mod, nest, tensor_shape
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import comparison_ops, shape_ops
 from tensorweave.ops.tensor_array_ops import TensorArray
 from tensorweave.ops.while_loop import while_loop
 
@@ -25,14 +25,13 @@ def _flat_elems(elems, what):
 
 def _length(flat, what):
     """The number of elements: a Python int when every elems tensor's first dimension is known."""
-    from tensorweave.ops import array_ops
     static = {e.shape[0].value for e in flat if e.shape.ndims is not None}
     static.discard(None)
     if len(static) > 1:
         raise ValueError(f"{what}: all elems must have the same first dimension, got {sorted(static)}")
     if static:
         return static.pop()
-    return array_ops.shape(flat[0])[0]
+    return shape_ops.shape(flat[0])[0]
 
 
 def _unstacked(flat, n):
@@ -138,10 +137,9 @@ def _order(n, reverse):
 
 
 def _not_past(last, step):
-    from tensorweave.ops import math_ops
     if step > 0:
-        return lambda i, *_: math_ops.less_equal(i, last)
-    return lambda i, *_: math_ops.greater_equal(i, last)
+        return lambda i, *_: comparison_ops.less_equal(i, last)
+    return lambda i, *_: comparison_ops.greater_equal(i, last)
 
 
 def _fold(fn, elems, initializer, parallel_iterations, back_prop, swap_memory, name, reverse, what):

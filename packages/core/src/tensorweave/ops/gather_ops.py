@@ -3,7 +3,7 @@
 A gather along axis 0 gets an IndexedSlices gradient (only the rows read are touched, which optimizers and
 embedding lookups rely on); other axes and batch dims get a dense gradient summed with UnsortedSegmentSum.
 Indices outside the valid range fail at run time with InvalidArgumentError (never numpy's wrap-around).
-The one-hot, mask and unique ops live in ``mask_ops`` and are part of this namespace.
+The one-hot, mask and unique ops live in ``mask_ops``.
 """
 
 import numpy as np
@@ -11,16 +11,20 @@ import numpy as np
 from tensorweave import dtypes
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.graph import name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import (
-    constant_value, constant_value_as_shape, register_constant_evaluator,
+    constant_value, constant_value_as_shape,
+)
+from tensorweave.ops import (
+    concat_split_ops, math_ops, range_ops, reduction_ops, segment_ops, shape_ops, transpose_ops, unary_math_ops,
 )
 
 DEFS = OpDefList()
 
-_OWN = ["gather", "gather_nd", "scatter_nd"]
+__all__ = ["gather", "gather_nd", "scatter_nd"]
 
 _INDICES = "Tindices: {int32, int64}"
 
@@ -133,13 +137,13 @@ def _fold(op, axis, batch_dims):
     return np.take(params, indices, axis=axis)
 
 
-@register_constant_evaluator("GatherV2")
+@GATHER_V2.set_constant_fn
 def _gather_v2_value(op, index):
     axis = constant_value(op.inputs[2])
     return None if axis is None else _fold(op, int(axis), op.get_attr("batch_dims"))
 
 
-register_constant_evaluator("Gather")(lambda op, index: _fold(op, 0, 0))
+GATHER.set_constant_fn(lambda op, index: _fold(op, 0, 0))
 
 
 # ---- gradients ----------------------------------------------------------------------------------------------------------
@@ -147,19 +151,17 @@ def _shape_vector(t, dtype=dtypes.int32):
     """t's shape as a 1-D tensor: a constant when known while building."""
     if t.shape.is_fully_defined():
         return convert_to_tensor(np.asarray(t.shape.as_list(), dtype.as_numpy_dtype))
-    from tensorweave.ops import array_ops
-    return array_ops.shape(t, out_type=dtype)
+    return shape_ops.shape(t, out_type=dtype)
 
 
 def _rows_gradient(params, indices, grad):
     """IndexedSlices for a gather of rows: values = the output gradient with the index dims flattened."""
-    from tensorweave.ops import array_ops
     params_shape = _shape_vector(params)
     grad = convert_to_tensor(grad)
     if indices.shape.ndims != 1:
-        count = array_ops.expand_dims(array_ops.size(indices), 0)
-        grad = array_ops.reshape(grad, array_ops.concat([count, params_shape[1:]], 0))
-        indices = array_ops.reshape(indices, [-1])
+        count = shape_ops.expand_dims(shape_ops.size(indices), 0)
+        grad = shape_ops.reshape(grad, concat_split_ops.concat([count, params_shape[1:]], 0))
+        indices = shape_ops.reshape(indices, [-1])
     return IndexedSlices(grad, indices, params_shape)
 
 
@@ -171,32 +173,31 @@ def _dense_gather_gradient(params, indices, grad, axis, batch_dims):
     UnsortedSegmentSum sums every batch; the result [B, A, O, I] is transposed back to [B, O, A, I].
     ``axis`` and the rank may be Python ints or int32 tensors.
     """
-    from tensorweave.ops import array_ops, math_ops, range_ops
     params_shape = _shape_vector(params)
-    rank = params.shape.ndims if params.shape.ndims is not None else array_ops.rank(params)
+    rank = params.shape.ndims if params.shape.ndims is not None else shape_ops.rank(params)
     b = batch_dims
     batch, outer = params_shape[:b], params_shape[b:axis]
     gathered, inner = params_shape[axis], params_shape[axis + 1:]
-    values = array_ops.reshape(convert_to_tensor(grad), array_ops.concat([batch, outer, [-1], inner], 0))
+    values = shape_ops.reshape(convert_to_tensor(grad), concat_split_ops.concat([batch, outer, [-1], inner], 0))
     moves = not (isinstance(axis, int) and axis == b)
     if moves:
-        to_front = array_ops.concat([range_ops.range(b), _vec(axis), range_ops.range(b, axis),
+        to_front = concat_split_ops.concat([range_ops.range(b), _vec(axis), range_ops.range(b, axis),
                                      range_ops.range(axis + 1, rank)], 0)
-        values = array_ops.transpose(values, to_front)
-    values = array_ops.reshape(values, array_ops.concat([[-1], outer, inner], 0))
-    ids = math_ops.cast(indices, dtypes.int32)
+        values = transpose_ops.transpose(values, to_front)
+    values = shape_ops.reshape(values, concat_split_ops.concat([[-1], outer, inner], 0))
+    ids = unary_math_ops.cast(indices, dtypes.int32)
     segments = gathered
     if b:
-        batch_size = math_ops.reduce_prod(batch)
-        offsets = array_ops.reshape(range_ops.range(batch_size) * gathered, [-1, 1])
-        ids = array_ops.reshape(ids, array_ops.stack([batch_size, -1])) + offsets
+        batch_size = reduction_ops.reduce_prod(batch)
+        offsets = shape_ops.reshape(range_ops.range(batch_size) * gathered, [-1, 1])
+        ids = shape_ops.reshape(ids, concat_split_ops.stack([batch_size, -1])) + offsets
         segments = batch_size * gathered
-    summed = math_ops.unsorted_segment_sum(values, array_ops.reshape(ids, [-1]), segments)
-    summed = array_ops.reshape(summed, array_ops.concat([batch, _vec(gathered), outer, inner], 0))
+    summed = segment_ops.unsorted_segment_sum(values, shape_ops.reshape(ids, [-1]), segments)
+    summed = shape_ops.reshape(summed, concat_split_ops.concat([batch, _vec(gathered), outer, inner], 0))
     if moves:
-        back = array_ops.concat([range_ops.range(b), range_ops.range(b + 1, axis + 1), [b],
+        back = concat_split_ops.concat([range_ops.range(b), range_ops.range(b + 1, axis + 1), [b],
                                  range_ops.range(axis + 1, rank)], 0)
-        summed = array_ops.transpose(summed, back)
+        summed = transpose_ops.transpose(summed, back)
     return summed
 
 
@@ -204,13 +205,11 @@ def _vec(value):
     """[value] for an int, a 1-vector for a scalar tensor."""
     if isinstance(value, int):
         return [value]
-    from tensorweave.ops import array_ops
-    return array_ops.reshape(value, [1])
+    return shape_ops.reshape(value, [1])
 
 
 def _normalized_axis(op, params):
     """(axis, batch_dims) of a GatherV2 as non-negative values: ints where known, an int32 tensor otherwise."""
-    from tensorweave.ops import array_ops, math_ops
     batch_dims = op.get_attr("batch_dims")
     if batch_dims < 0:
         batch_dims += op.inputs[1].shape.ndims
@@ -218,8 +217,8 @@ def _normalized_axis(op, params):
     rank = params.shape.ndims
     if value is not None and rank is not None:
         return int(value) % rank, batch_dims
-    axis = math_ops.cast(op.inputs[2], dtypes.int32)
-    rank = rank if rank is not None else array_ops.rank(params)
+    axis = unary_math_ops.cast(op.inputs[2], dtypes.int32)
+    rank = rank if rank is not None else shape_ops.rank(params)
     return math_ops.floormod(axis, rank), batch_dims
 
 
@@ -281,23 +280,21 @@ def gather_nd(params, indices, name=None, batch_dims=0):
 
 def _batch_gather_nd(params, indices, batch_dims, name):
     """gather_nd with batch dims: each index vector is prefixed with its flat batch number."""
-    from tensorweave.framework.graph import name_scope
-    from tensorweave.ops import array_ops, math_ops, range_ops
     if batch_dims < 0 or (indices.shape.ndims is not None and batch_dims >= indices.shape.ndims):
         raise ValueError(f"gather_nd: batch_dims must be in [0, rank(indices) - 1), got {batch_dims} for indices "
                          f"of shape {indices.shape}")
     static = _batch_gather_nd_shape(params.shape, indices.shape, batch_dims)
     with name_scope(name or "GatherNd"):
         params_shape, indices_shape = _shape_vector(params, indices.dtype), _shape_vector(indices, indices.dtype)
-        flat_params = array_ops.reshape(params, array_ops.concat([[-1], params_shape[batch_dims:]], 0))
-        batch_size = math_ops.reduce_prod(indices_shape[:batch_dims])
-        flat_indices = array_ops.reshape(indices, array_ops.stack([batch_size, -1, indices_shape[-1]]))
-        batch_number = array_ops.reshape(range_ops.range(batch_size), [-1, 1, 1])
-        prefixed = array_ops.concat([flat_indices[:, :, :1] * 0 + batch_number, flat_indices], 2)
+        flat_params = shape_ops.reshape(params, concat_split_ops.concat([[-1], params_shape[batch_dims:]], 0))
+        batch_size = reduction_ops.reduce_prod(indices_shape[:batch_dims])
+        flat_indices = shape_ops.reshape(indices, concat_split_ops.stack([batch_size, -1, indices_shape[-1]]))
+        batch_number = shape_ops.reshape(range_ops.range(batch_size), [-1, 1, 1])
+        prefixed = concat_split_ops.concat([flat_indices[:, :, :1] * 0 + batch_number, flat_indices], 2)
         result = apply_op("GatherNd", [flat_params, prefixed])
         depth = indices_shape[-1]
-        out_shape = array_ops.concat([indices_shape[:-1], params_shape[batch_dims:][depth:]], 0)
-        result = array_ops.reshape(result, out_shape)
+        out_shape = concat_split_ops.concat([indices_shape[:-1], params_shape[batch_dims:][depth:]], 0)
+        result = shape_ops.reshape(result, out_shape)
     result.set_shape(static)
     return result
 
@@ -322,12 +319,3 @@ def scatter_nd(indices, updates, shape, name=None):
     indices = convert_to_tensor(indices, name="indices")
     shape = convert_to_tensor(shape, dtype=None if hasattr(shape, "dtype") else indices.dtype, name="shape")
     return apply_op("ScatterNd", [indices, updates, shape], name=name or "ScatterNd")
-
-
-# ---- one-hot, masks and unique ---------------------------------------------------------------------------------------
-from tensorweave.ops import mask_ops  # noqa: E402
-from tensorweave.ops.mask_ops import *  # noqa: E402,F401,F403
-
-DEFS.extend(mask_ops.DEFS)
-
-__all__ = _OWN + mask_ops.__all__

@@ -9,15 +9,18 @@ import contextlib
 
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod
+from tensorweave.framework.apply_op import get_op_def
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import concat_split_ops, control_flow_ops, fill_ops, math_ops
+from tensorweave.ops.control_flow_context import is_loop_exit, is_loop_switch
 
-__all__ = ["gradients", "RegisterGradient", "NotDifferentiable", "NoGradient", "stop_gradient_ops",
+__all__ = ["gradients", "RegisterGradient", "NotDifferentiable", "NoGradient", "no_gradient", "stop_gradient_ops",
            "AggregationMethod"]
 
-_custom_gradients = {}
+_named_gradients = {}  # name -> gradient, for gradient_override_map (TF's RegisterGradient names)
 
 
 class AggregationMethod:
@@ -28,8 +31,9 @@ class AggregationMethod:
 
 
 class RegisterGradient:
-    """Decorator registering a gradient under a name, for ``gradient_override_map`` or for op
-    types whose definition has none: ``@tf.RegisterGradient("MySquare") def _(op, grad): ...``."""
+    """Decorator registering a gradient under a name, for ``gradient_override_map``:
+    ``@tf.RegisterGradient("MySquare") def _(op, grad): ...``. A name that is a registered op type without a
+    gradient also becomes that op's gradient (its ``OpDef.grad``, as ``set_gradient`` beside it would set)."""
 
     def __init__(self, op_type):
         if not isinstance(op_type, str):
@@ -37,32 +41,42 @@ class RegisterGradient:
         self._op_type = op_type
 
     def __call__(self, fn):
-        if self._op_type in _custom_gradients:
+        if self._op_type in _named_gradients:
             raise KeyError(f"a gradient named {self._op_type!r} is already registered")
-        _custom_gradients[self._op_type] = fn
+        _named_gradients[self._op_type] = fn
+        _give_op(self._op_type, fn)
         return fn
 
 
 def NotDifferentiable(op_type):  # noqa: N802 - TF's name
     """Declares that ops of ``op_type`` pass no gradient to their inputs."""
-    _custom_gradients[op_type] = NOT_DIFFERENTIABLE
+    _named_gradients[op_type] = NOT_DIFFERENTIABLE
+    _give_op(op_type, NOT_DIFFERENTIABLE)
 
 
 NoGradient = NotDifferentiable
+no_gradient = NotDifferentiable
+
+
+def _give_op(op_type, grad):
+    """Sets the gradient of a registered op type that has none (a gradient its definition set stays)."""
+    try:
+        op_def = get_op_def(op_type)
+    except LookupError:
+        return
+    if op_def.grad is None:
+        op_def.grad = grad
 
 
 def get_gradient_function(op):
     override = op._attrs.get("_gradient_op_type")
     if override is not None:
         try:
-            return _custom_gradients[override]
+            return _named_gradients[override]
         except KeyError:
             raise LookupError(f"gradient_override_map names {override!r} for op {op.name!r}, but no gradient "
                               f"is registered under that name (use @tf.RegisterGradient)") from None
-    grad = op.op_def.grad
-    if grad is None:
-        grad = _custom_gradients.get(op.type)
-    return grad
+    return op.op_def.grad
 
 
 def stop_gradient_ops(stop_gradients):
@@ -116,10 +130,9 @@ def aggregate(grads, name="AddN"):
         return None
     if len(grads) == 1:
         return grads[0]
-    from tensorweave.ops import array_ops, math_ops
     if all(isinstance(g, IndexedSlices) for g in grads):
-        return IndexedSlices(array_ops.concat([g.values for g in grads], 0),
-                             array_ops.concat([g.indices for g in grads], 0), grads[0].dense_shape)
+        return IndexedSlices(concat_split_ops.concat([g.values for g in grads], 0),
+                             concat_split_ops.concat([g.indices for g in grads], 0), grads[0].dense_shape)
     dense = [convert_to_tensor(g) for g in grads]
     return math_ops.add_n(dense, name=name)
 
@@ -131,7 +144,6 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     Through ``tf.cond`` the gradient flows along the taken branch only; through ``tf.while_loop`` it
     runs a backward loop over the forward iterations in reverse (see ops/loop_grad_state.py).
     """
-    from tensorweave.ops import array_ops
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
     # Objects such as resource variables say which tensor their gradient is taken against.
     xs = [x._gradient_target() if hasattr(x, "_gradient_target") else x for x in _as_list(xs)]
@@ -150,7 +162,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 if not _is_differentiable(y):
                     raise TypeError(f"gradients of {y.name} ({y.dtype.name}) are not defined: ys must be "
                                     f"floating point")
-                gy = array_ops.ones_like(y, name=f"grad_ys_{len(grads)}")
+                gy = fill_ops.ones_like(y, name=f"grad_ys_{len(grads)}")
             else:
                 gy = convert_to_tensor(gy, dtype=y.dtype)
             grads[y].append(gy)
@@ -159,7 +171,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         for x in xs:
             g = aggregate(grads.get(x, []))
             if g is None and unconnected_gradients == "zero":
-                g = array_ops.zeros_like(x)
+                g = fill_ops.zeros_like(x)
             result.append(g)
         return result
 
@@ -168,9 +180,9 @@ class _Backprop:
     """One reverse sweep: ops become ready when all their consumers between xs and ys are done."""
 
     def __init__(self, graph, ys, xs, stops, grads, colocate, gate):
-        from tensorweave.ops import control_flow_state
         self.graph, self.stops, self.grads, self.colocate, self.gate = graph, stops, grads, colocate, gate
         self.between_list, self.between = _between_ops(ys, xs, stops)
+        from tensorweave.ops import control_flow_state  # loaded by the first tf.gradients: start-up time
         self.loop_state = control_flow_state.maybe_create(self.between_list, self.between,
                                                           graph._get_control_flow_context())
         self.pending = collections.Counter()
@@ -211,7 +223,6 @@ class _Backprop:
             self.loop_state.post_processing()
 
     def _call_gradient(self, op, out_grads):
-        from tensorweave.ops import control_flow_ops, control_flow_state
         grad_fn = get_gradient_function(op)
         if grad_fn is NOT_DIFFERENTIABLE:
             return [None] * len(op.inputs)
@@ -219,6 +230,7 @@ class _Backprop:
             raise LookupError(f"no gradient defined for operation {op.name!r} (op type: {op.type}), created at "
                               f"{op.where()}. Define one in its OpDef (set_gradient) or with @tf.RegisterGradient, "
                               f"or wrap the input in tf.stop_gradient.")
+        from tensorweave.ops import control_flow_state  # loaded by the first tf.gradients: start-up time
         out_grads = list(out_grads)
         for i, (g, t) in enumerate(zip(out_grads, op.outputs)):
             if g is None and control_flow_state.is_trainable(t):
@@ -253,7 +265,6 @@ class _Backprop:
             self.grads[t].append(g)
 
     def _update_pending(self, op):
-        from tensorweave.ops.control_flow_context import is_loop_exit, is_loop_switch
         for t in op.inputs:
             if t.op not in self.between:
                 continue
@@ -276,7 +287,7 @@ class _Backprop:
                 self.queue.append(t.op)
 
     def _seed_unused_exit(self, y):
-        from tensorweave.ops.control_flow_state import is_trainable
+        from tensorweave.ops.control_flow_state import is_trainable  # loaded by the first tf.gradients: start-up time
         if is_trainable(y):
             self.grads[y] = [self.loop_state.zeros_like_for_exit(y)]
         self.queue.append(y.op)

@@ -12,6 +12,10 @@ import types
 import numpy as np
 
 from tensorweave import dtypes
+from tensorweave.framework import tensor_shape
+from tensorweave.ops import (
+    array_ops, fill_ops, random_ops, reduction_ops, shape_ops, transpose_ops, unary_math_ops, variables,
+)
 
 __all__ = ["Constant", "GlorotNormal", "GlorotUniform", "Identity", "Ones", "Orthogonal", "RandomNormal",
            "RandomUniform", "TruncatedNormal", "UniformUnitScaling", "VarianceScaling", "Zeros",
@@ -30,7 +34,6 @@ def _floating(dtype, who):
 
 
 def _shape_list(shape):
-    from tensorweave.framework import tensor_shape
     return tensor_shape.as_shape(shape).as_list()
 
 
@@ -53,8 +56,7 @@ class Zeros(Initializer):
         self.dtype = dtypes.as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops import array_ops
-        return array_ops.zeros(shape, dtypes.as_dtype(dtype or self.dtype))
+        return fill_ops.zeros(shape, dtypes.as_dtype(dtype or self.dtype))
 
     def get_config(self):
         return {"dtype": self.dtype.name}
@@ -62,8 +64,7 @@ class Zeros(Initializer):
 
 class Ones(Zeros):
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops import array_ops
-        return array_ops.ones(shape, dtypes.as_dtype(dtype or self.dtype))
+        return fill_ops.ones(shape, dtypes.as_dtype(dtype or self.dtype))
 
 
 class Constant(Initializer):
@@ -79,7 +80,6 @@ class Constant(Initializer):
         self.verify_shape = verify_shape
 
     def __call__(self, shape, dtype=None, partition_info=None, verify_shape=None):
-        from tensorweave.ops import array_ops
         dtype = dtypes.as_dtype(dtype or self.dtype)
         value = self.value
         if partition_info is not None:
@@ -101,7 +101,6 @@ class RandomUniform(Initializer):
         self.dtype = dtypes.as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops import random_ops
         return random_ops.random_uniform(shape, self.minval, self.maxval, dtypes.as_dtype(dtype or self.dtype),
                                          seed=self.seed)
 
@@ -115,7 +114,6 @@ class RandomNormal(Initializer):
         self.dtype = _floating(dtype, "RandomNormal")
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops import random_ops
         return random_ops.random_normal(shape, self.mean, self.stddev, _floating(dtype or self.dtype, "RandomNormal"),
                                         seed=self.seed)
 
@@ -127,7 +125,6 @@ class TruncatedNormal(RandomNormal):
     """Normal draws, redrawn when more than two standard deviations from the mean."""
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops import random_ops
         dtype = _floating(dtype or self.dtype, "TruncatedNormal")
         return random_ops.truncated_normal(shape, self.mean, self.stddev, dtype, seed=self.seed)
 
@@ -163,7 +160,6 @@ class VarianceScaling(Initializer):
         self.dtype = _floating(dtype, "VarianceScaling")
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops import random_ops
         dtype = _floating(dtype or self.dtype, "VarianceScaling")
         shape = _shape_list(shape)
         fan_in, fan_out = _fans(partition_info.full_shape if partition_info is not None else shape)
@@ -208,7 +204,6 @@ class UniformUnitScaling(Initializer):
         self.dtype = _floating(dtype, "UniformUnitScaling")
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops import random_ops
         shape = _shape_list(shape)
         scale_shape = partition_info.full_shape if partition_info is not None else shape
         input_size = max(float(np.prod(scale_shape[:-1])), 1.0)
@@ -228,19 +223,19 @@ class Orthogonal(Initializer):
         self.dtype = _floating(dtype, "Orthogonal")
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops import array_ops, linalg_ops, math_ops, random_ops
         dtype = _floating(dtype or self.dtype, "Orthogonal")
         shape = _shape_list(shape)
         if len(shape) < 2:
             raise ValueError(f"the orthogonal initializer needs a shape of rank 2 or more, got {shape}")
         rows, cols = int(np.prod(shape[:-1])), shape[-1]
         flat = (cols, rows) if rows < cols else (rows, cols)
+        from tensorweave.ops import linalg_ops  # on first use: start-up time
         q, r = linalg_ops.qr(random_ops.random_normal(flat, dtype=dtype, seed=self.seed))
-        diagonal = math_ops.reduce_sum(r * np.eye(flat[1], dtype=dtype.as_numpy_dtype), axis=0)
-        q = q * math_ops.sign(diagonal)  # makes the decomposition unique, so q is uniformly distributed
+        diagonal = reduction_ops.reduce_sum(r * np.eye(flat[1], dtype=dtype.as_numpy_dtype), axis=0)
+        q = q * unary_math_ops.sign(diagonal)  # makes the decomposition unique, so q is uniformly distributed
         if rows < cols:
-            q = array_ops.transpose(q)
-        return self.gain * array_ops.reshape(q, shape)
+            q = transpose_ops.transpose(q)
+        return self.gain * shape_ops.reshape(q, shape)
 
     def get_config(self):
         return {"gain": self.gain, "seed": self.seed, "dtype": self.dtype.name}
@@ -254,7 +249,6 @@ class Identity(Initializer):
         self.dtype = _floating(dtype, "Identity")
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops import array_ops
         shape = _shape_list(shape)
         full = partition_info.full_shape if partition_info is not None else shape
         if len(full) != 2:
@@ -299,12 +293,10 @@ def lecun_uniform(seed=None):
 
 
 def _variables_initializer(var_list=None, name="init"):
-    from tensorweave.ops import variables
     return variables.variables_initializer(variables.global_variables() if var_list is None else var_list, name)
 
 
 def _local_variables_initializer():
-    from tensorweave.ops import variables
     return variables.local_variables_initializer()
 
 

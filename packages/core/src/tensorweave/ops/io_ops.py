@@ -1,8 +1,9 @@
 """Checkpoint ops (SaveV2, RestoreV2, MergeV2Checkpoints), the file-name ops a sharded save needs,
 whole-file reads and writes, and readers (TF1's tf.TextLineReader and friends) that turn the file names
-of a queue into records. The on-disk checkpoint format is runtime/checkpoint_format.py."""
+of a queue into records. The on-disk checkpoint format is formats/checkpoint_format.py."""
 
 from tensorweave import dtypes
+from tensorweave.formats.checkpoint_values import parse_shape_and_slice
 from tensorweave.framework import common_shapes, graph as graph_mod, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
@@ -54,7 +55,6 @@ def _restore_shape(op):
 def _slice_shape(spec):
     if spec is None:
         return tensor_shape.TensorShape(None)
-    from tensorweave.runtime.checkpoint_values import parse_shape_and_slice
     _, extents = parse_shape_and_slice(spec)
     return tensor_shape.TensorShape(None) if extents is None else tensor_shape.TensorShape([n for _, n in extents])
 

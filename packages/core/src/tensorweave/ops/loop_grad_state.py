@@ -9,9 +9,13 @@ run in parallel. Nested loops keep their counts on the outer loop's stacks.
 
 import contextlib
 
+from tensorweave import dtypes
 from tensorweave.framework.tensor_util import constant_value
-from tensorweave.ops import control_flow_ops as cf
+from tensorweave.ops import (
+    array_ops, comparison_ops, control_flow_ops as cf, fill_ops, math_ops, shape_ops, stack_ops, state_ops,
+)
 from tensorweave.ops.control_flow_context import create_outside_contexts, in_context, output_context
+from tensorweave.ops.while_loop import WhileContext
 
 
 @contextlib.contextmanager
@@ -48,7 +52,6 @@ class GradLoopState:
             self._build_counters(graph, forward_ctx, outer_grad_state)
 
     def _build_counters(self, graph, forward_ctx, outer_grad_state):
-        from tensorweave.ops.while_loop import WhileContext
         outer_forward = outer_grad_state.forward_context if outer_grad_state else forward_ctx.outer_context
         with in_context(graph, outer_forward):
             count, self.forward_index = self._add_forward_loop_counter()
@@ -67,7 +70,6 @@ class GradLoopState:
     # ---- the two counters ----------------------------------------------------------------------
     def _add_forward_loop_counter(self):
         """A loop variable counting the forward iterations; returns (its Exit, its NextIteration)."""
-        from tensorweave.ops import array_ops, math_ops
         ctx = self.forward_context
         zero = array_ops.constant(0, name="f_count")
         if self.outer_grad_state is not None:
@@ -83,13 +85,12 @@ class GradLoopState:
 
     def _add_backprop_loop_counter(self, count):
         """The backward loop's control: counts ``count`` down to zero; returns its NextIteration."""
-        from tensorweave.ops import array_ops, math_ops
         ctx = self.grad_context
         one = array_ops.constant(1, name="b_count")
         with ctx.entered():
             remaining = _loop_variable(ctx, count, "b_count")
             ctx.pivot_for_pred = remaining
-            ctx.pivot = cf.loop_cond(math_ops.greater_equal(remaining, one), name="b_count")
+            ctx.pivot = cf.loop_cond(comparison_ops.greater_equal(remaining, one), name="b_count")
             done, going = cf.switch(remaining, ctx.pivot)
             index = math_ops.subtract(going, one)
             ctx.pivot_for_body = index
@@ -121,7 +122,6 @@ class GradLoopState:
     # ---- saving forward values -------------------------------------------------------------------
     def add_forward_accumulator(self, value, dead_branch=False):
         """Pushes ``value`` in every forward iteration; returns the stack."""
-        from tensorweave.ops import stack_ops
         graph = value.graph
         with in_context(graph, self.call_context), graph.control_dependencies(None), graph.colocate_with(value.op):
             stack = stack_ops.stack(value.dtype, name="f_acc")
@@ -149,7 +149,6 @@ class GradLoopState:
 
     def add_backprop_accumulated_value(self, stack, value, dead_branch=False):
         """Pops the value ``value`` had in the forward iteration matching this backward iteration."""
-        from tensorweave.ops import stack_ops
         graph = value.graph
         cond_ctx = None
         ctx = value.op._control_flow_context
@@ -189,7 +188,6 @@ class GradLoopState:
     def get_real_value(self, value):
         """The backward-loop stand-in for a forward-loop tensor: a popped value, a cloned constant,
         or (for a loop invariant) the invariant itself."""
-        from tensorweave.ops import array_ops
         real = self.history_map.get(value)
         if real is not None:
             return real
@@ -218,13 +216,12 @@ class GradLoopState:
     # ---- accumulating the gradient of a loop invariant -------------------------------------------
     def add_backprop_accumulator(self, enter_op, grad):
         """Sums ``grad`` over the backward iterations: the gradient of a tensor captured by the loop."""
-        from tensorweave.ops import array_ops, math_ops
         ctx = self.grad_context
         with in_context(ctx.graph, ctx.outer_context):
             if grad.shape.is_fully_defined():
-                start = array_ops.zeros(grad.shape.as_list(), grad.dtype, name="b_acc")
+                start = fill_ops.zeros(grad.shape.as_list(), grad.dtype, name="b_acc")
             else:
-                start = array_ops.zeros(_value_shape(enter_op.inputs[0]), grad.dtype, name="b_acc")
+                start = fill_ops.zeros(_value_shape(enter_op.inputs[0]), grad.dtype, name="b_acc")
         with ctx.entered():
             total = _loop_variable(ctx, start, "b_acc")
             done, going = cf.switch(total, ctx.pivot)
@@ -251,9 +248,6 @@ def _close_loop_variable(ctx, merged, following, done, name):
 
 def _value_shape(value):
     """The run-time shape of a captured value (the variable's shape for a resource handle)."""
-    from tensorweave import dtypes
-    from tensorweave.ops import array_ops
     if value.dtype is dtypes.resource:
-        from tensorweave.ops import state_ops
         return state_ops.variable_shape(value)
-    return array_ops.shape(value)
+    return shape_ops.shape(value)

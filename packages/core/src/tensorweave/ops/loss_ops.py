@@ -9,6 +9,9 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import (
+    array_ops, concat_split_ops, math_ops, nn_ops, reduction_ops, shape_ops, transpose_ops, unary_math_ops,
+)
 
 DEFS = OpDefList()
 
@@ -29,20 +32,17 @@ LOG_SOFTMAX = DEFS.define("LogSoftmax", inputs=["logits: T"], outputs=["logsoftm
 
 @SOFTMAX.set_gradient
 def _softmax_grad(op, grad):
-    from tensorweave.ops import math_ops
     y = op.outputs[0]
-    return [(grad - math_ops.reduce_sum(grad * y, -1, keepdims=True)) * y]
+    return [(grad - reduction_ops.reduce_sum(grad * y, -1, keepdims=True)) * y]
 
 
 @LOG_SOFTMAX.set_gradient
 def _log_softmax_grad(op, grad):
-    from tensorweave.ops import math_ops
-    return [grad - math_ops.reduce_sum(grad, -1, keepdims=True) * math_ops.exp(op.outputs[0])]
+    return [grad - reduction_ops.reduce_sum(grad, -1, keepdims=True) * unary_math_ops.exp(op.outputs[0])]
 
 
 def _along_last_axis(op_type, logits, axis, name):
     """TF's Softmax ops work on the last axis; another axis is swapped to the end and back."""
-    from tensorweave.ops import array_ops
     logits = convert_to_tensor(logits, name="logits")
     rank = logits.shape.ndims
     axis = -1 if axis is None else int(axis)
@@ -56,8 +56,8 @@ def _along_last_axis(op_type, logits, axis, name):
     perm = list(range(rank))
     perm[axis], perm[-1] = perm[-1], perm[axis]
     with graph_mod.name_scope(name, op_type, [logits]):
-        result = apply_op(op_type, [array_ops.transpose(logits, perm)], name=op_type)
-        return array_ops.transpose(result, perm)
+        result = apply_op(op_type, [transpose_ops.transpose(logits, perm)], name=op_type)
+        return transpose_ops.transpose(result, perm)
 
 
 def softmax(logits, axis=None, name=None, dim=None):
@@ -117,19 +117,17 @@ def _is_zero(t):
 
 def _xent_grad(op, grad_loss, grad_backprop):
     """d/dlogits of the loss, plus the second-order term when the backprop output was used downstream."""
-    from tensorweave.ops import array_ops, math_ops
-    grad = array_ops.expand_dims(grad_loss, -1) * op.outputs[1]
+    grad = shape_ops.expand_dims(grad_loss, -1) * op.outputs[1]
     if not _is_zero(grad_backprop):
         probs = apply_op("Softmax", [op.inputs[0]], name="Softmax")
-        grad = grad + (grad_backprop - math_ops.reduce_sum(grad_backprop * probs, -1, keepdims=True)) * probs
+        grad = grad + (grad_backprop - reduction_ops.reduce_sum(grad_backprop * probs, -1, keepdims=True)) * probs
     return grad
 
 
 @SOFTMAX_XENT.set_gradient
 def _softmax_xent_grad(op, grad_loss, grad_backprop):
-    from tensorweave.ops import array_ops
     log_probs = apply_op("LogSoftmax", [op.inputs[0]], name="LogSoftmax")
-    return [_xent_grad(op, grad_loss, grad_backprop), array_ops.expand_dims(grad_loss, -1) * -log_probs]
+    return [_xent_grad(op, grad_loss, grad_backprop), shape_ops.expand_dims(grad_loss, -1) * -log_probs]
 
 
 @SPARSE_SOFTMAX_XENT.set_gradient
@@ -152,7 +150,6 @@ def _labels_logits(sentinel, labels, logits, fn_name):
 
 def _moved_last_and_flattened(t, axis):
     """``t`` with ``axis`` moved last, reshaped to [-1, classes]; and its shape without the class axis."""
-    from tensorweave.ops import array_ops
     rank = t.shape.ndims
     if axis not in (-1, None) and not (rank is not None and axis == rank - 1):
         if rank is None:
@@ -161,24 +158,24 @@ def _moved_last_and_flattened(t, axis):
             raise ValueError(f"class axis {axis} is out of range for logits of rank {rank}")
         perm = list(range(rank))
         perm.append(perm.pop(axis))
-        t = array_ops.transpose(t, perm)
+        t = transpose_ops.transpose(t, perm)
     if t.shape.ndims == 2:
         return t, None
     outer = (tensor_shape.TensorShape(t.shape.as_list()[:-1]) if t.shape.ndims is not None
              else tensor_shape.TensorShape(None))
     outer_tensor = (outer.as_list() if outer.is_fully_defined()
-                    else array_ops.shape(t)[:-1])
+                    else shape_ops.shape(t)[:-1])
     classes = t.shape[-1].value if t.shape.ndims is not None else None
-    flat = array_ops.reshape(t, [-1, classes] if classes is not None else array_ops.stack([-1, array_ops.shape(t)[-1]]))
+    flat = shape_ops.reshape(
+        t, [-1, classes] if classes is not None else concat_split_ops.stack([-1, shape_ops.shape(t)[-1]]))
     return flat, (outer_tensor, outer)
 
 
 def _restore_outer(loss, outer):
-    from tensorweave.ops import array_ops
     if outer is None:
         return loss
     outer_tensor, static = outer
-    loss = array_ops.reshape(loss, outer_tensor)
+    loss = shape_ops.reshape(loss, outer_tensor)
     loss.set_shape(static)
     return loss
 
@@ -186,14 +183,13 @@ def _restore_outer(loss, outer):
 def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, dim=None, name=None, axis=None):
     """Per-example -sum(labels * log_softmax(logits)) along the class axis (``axis`` or TF1's ``dim``; default
     the last); gradients reach labels too."""
-    from tensorweave.ops import math_ops
     logits, labels = _labels_logits(_sentinel, labels, logits, "softmax_cross_entropy_with_logits_v2")
     axis = _axis(axis, dim)
     with graph_mod.name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]):
         labels = convert_to_tensor(labels, dtype=logits.dtype if not hasattr(labels, "dtype") else None,
                                    name="labels")
         if labels.dtype != logits.dtype:
-            labels = math_ops.cast(labels, logits.dtype)
+            labels = unary_math_ops.cast(labels, logits.dtype)
         if not labels.shape.is_compatible_with(logits.shape):
             raise ValueError(f"logits and labels must be the same shape: logits {logits.shape} vs labels "
                              f"{labels.shape}")
@@ -209,7 +205,6 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
 
     TF's own v1 function refuses ``axis=`` (its ``dim=-1`` default counts as given); here either works.
     """
-    from tensorweave.ops import array_ops
     logits, labels = _labels_logits(_sentinel, labels, logits, "softmax_cross_entropy_with_logits")
     labels = array_ops.stop_gradient(convert_to_tensor(labels, dtype=logits.dtype if not hasattr(labels, "dtype")
                                                         else None, name="labels"))
@@ -218,7 +213,6 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
 
 def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
     """Per-example -log_softmax(logits)[label]; ``labels`` are class indices (int32/int64) of rank one less."""
-    from tensorweave.ops import array_ops
     logits, labels = _labels_logits(_sentinel, labels, logits, "sparse_softmax_cross_entropy_with_logits")
     with graph_mod.name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [logits, labels]):
         labels = convert_to_tensor(labels, name="labels")
@@ -238,7 +232,7 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
                                name="SparseSoftmaxCrossEntropyWithLogits")
             return loss
         flat_logits, outer = _moved_last_and_flattened(logits, -1)
-        loss, _ = apply_op("SparseSoftmaxCrossEntropyWithLogits", [flat_logits, array_ops.reshape(labels, [-1])],
+        loss, _ = apply_op("SparseSoftmaxCrossEntropyWithLogits", [flat_logits, shape_ops.reshape(labels, [-1])],
                            name="SparseSoftmaxCrossEntropyWithLogits")
         return _restore_outer(loss, outer)
 
@@ -257,16 +251,14 @@ def _same_shape(labels, logits, fn_name):
 
 def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
     """Elementwise logistic loss, stable for any logit: (1 - z) * x + softplus(-x)."""
-    from tensorweave.ops import math_ops, nn_ops
     logits, labels = _labels_logits(_sentinel, labels, logits, "sigmoid_cross_entropy_with_logits")
     with graph_mod.name_scope(name, "logistic_loss", [logits, labels]):
         labels, logits = _same_shape(labels, logits, "sigmoid_cross_entropy_with_logits")
-        return math_ops.add((1 - labels) * logits, nn_ops.softplus(math_ops.negative(logits)))
+        return math_ops.add((1 - labels) * logits, nn_ops.softplus(unary_math_ops.negative(logits)))
 
 
 def weighted_cross_entropy_with_logits(targets=None, logits=None, pos_weight=None, name=None, labels=None):
     """The logistic loss with positives weighted by ``pos_weight``: (1 - z) * x + (1 + (q - 1) z) softplus(-x)."""
-    from tensorweave.ops import math_ops, nn_ops
     if targets is not None and labels is not None:
         raise ValueError("weighted_cross_entropy_with_logits: pass only one of targets= and labels=")
     targets = targets if targets is not None else labels
@@ -275,7 +267,7 @@ def weighted_cross_entropy_with_logits(targets=None, logits=None, pos_weight=Non
     with graph_mod.name_scope(name, "logistic_loss", [logits, targets]):
         targets, logits = _same_shape(targets, logits, "weighted_cross_entropy_with_logits")
         log_weight = 1 + (pos_weight - 1) * targets
-        return math_ops.add((1 - targets) * logits, log_weight * nn_ops.softplus(math_ops.negative(logits)))
+        return math_ops.add((1 - targets) * logits, log_weight * nn_ops.softplus(unary_math_ops.negative(logits)))
 
 
 # ---- l2_loss --------------------------------------------------------------------------------------------------

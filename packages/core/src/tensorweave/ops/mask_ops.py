@@ -1,20 +1,22 @@
 """One-hot encoding, masks and unique values: OneHot, Where (coordinates of true entries), Unique and
-UniqueWithCounts, and boolean_mask / sequence_mask built from them. Part of the ``gather_ops`` namespace
-(whose DEFS registers these ops)."""
+UniqueWithCounts, and boolean_mask / sequence_mask built from them."""
 
 import collections
 
 from tensorweave import dtypes
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.graph import name_scope
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
 from tensorweave.framework.tensor_util import constant_value
-from tensorweave.ops.comparison_ops import where, where_v2  # noqa: F401 - TF's array_ops.where(condition) runs Where
+from tensorweave.ops import (
+    comparison_ops, concat_split_ops, gather_ops, math_ops, range_ops, reduction_ops, shape_ops, unary_math_ops,
+)
 
 DEFS = OpDefList()
 
-__all__ = ["one_hot", "boolean_mask", "sequence_mask", "unique", "unique_with_counts", "where", "where_v2"]
+__all__ = ["one_hot", "boolean_mask", "sequence_mask", "unique", "unique_with_counts"]
 
 ONE_HOT = DEFS.define(
     "OneHot", inputs=["indices: TI", "depth: int32", "on_value: T", "off_value: T"], outputs=["output: T"],
@@ -101,8 +103,6 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
     """The entries (or slices) of ``tensor`` where ``mask`` is true: the mask's k dims cover tensor's dims
     axis … axis+k-1, which become one dim of unknown size. E.g. a [N, D] tensor and an [N] mask give [?, D]."""
-    from tensorweave.framework.graph import name_scope
-    from tensorweave.ops import array_ops, gather_ops, math_ops
     with name_scope(name):
         tensor = convert_to_tensor(tensor, name="tensor")
         mask = convert_to_tensor(mask, name="mask")
@@ -126,12 +126,12 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
             raise ValueError(f"boolean_mask: mask of shape {mask.shape} does not match dims {axis}..{axis + k - 1} "
                              f"of the tensor, {covered}")
         if k > 1:
-            shape = array_ops.shape(tensor)
+            shape = shape_ops.shape(tensor)
             count = covered.num_elements()
-            count = [count] if count is not None else array_ops.reshape(
-                math_ops.reduce_prod(shape[axis:axis + k]), [1])
-            tensor = array_ops.reshape(tensor, array_ops.concat([shape[:axis], count, shape[axis + k:]], 0))
-            mask = array_ops.reshape(mask, [-1])
+            count = [count] if count is not None else shape_ops.reshape(
+                reduction_ops.reduce_prod(shape[axis:axis + k]), [1])
+            tensor = shape_ops.reshape(tensor, concat_split_ops.concat([shape[:axis], count, shape[axis + k:]], 0))
+            mask = shape_ops.reshape(mask, [-1])
         chosen = apply_op("Where", [mask])[:, 0]
         return gather_ops.gather(tensor, chosen, axis=axis)
 
@@ -139,19 +139,17 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
 def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None):
     """mask[..., j] = j < lengths[...]: a mask of shape lengths.shape + [maxlen] (maxlen defaults to
     max(lengths), 0 for no lengths), in ``dtype``."""
-    from tensorweave.framework.graph import name_scope
-    from tensorweave.ops import math_ops
     with name_scope(name or "SequenceMask"):
         lengths = convert_to_tensor(lengths, name="lengths")
         if maxlen is None:
-            maxlen = math_ops.maximum(math_ops.reduce_max(lengths), 0)
+            maxlen = math_ops.maximum(reduction_ops.reduce_max(lengths), 0)
         else:
             maxlen = convert_to_tensor(maxlen, dtype=None if is_tensor_like(maxlen) else lengths.dtype, name="maxlen")
             if maxlen.shape.ndims not in (0, None):
                 raise ValueError(f"sequence_mask: maxlen must be a scalar, got shape {maxlen.shape}")
-        positions = math_ops.range(0, maxlen, 1, dtype=maxlen.dtype)
-        mask = math_ops.less(positions, math_ops.cast(lengths[..., None], maxlen.dtype))
-        return mask if dtypes.as_dtype(dtype) == dtypes.bool else math_ops.cast(mask, dtype)
+        positions = range_ops.range(0, maxlen, 1, dtype=maxlen.dtype)
+        mask = comparison_ops.less(positions, unary_math_ops.cast(lengths[..., None], maxlen.dtype))
+        return mask if dtypes.as_dtype(dtype) == dtypes.bool else unary_math_ops.cast(mask, dtype)
 
 
 UniqueOutput = collections.namedtuple("Unique", ["y", "idx"])

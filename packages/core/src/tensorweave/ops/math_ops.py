@@ -1,9 +1,8 @@
 """Math ops: elementwise binary arithmetic with broadcasting, division in TF1's flavours, and AddN.
 
-This module is also the ``math_ops`` namespace the rest of the core uses: it re-exports the unary
-functions, comparisons and selection, reductions, matmul, segment sums and range, which live in
-their own modules (see the imports at the bottom). Every broadcasting gradient sums back to its
-input's shape with ``broadcast_gradient_ops.unbroadcast``.
+The rest of TF1's math lives beside it: unary functions (unary_math_ops), comparisons and selection
+(comparison_ops), reductions, cumulative sums, matmul, segment sums and range. Every broadcasting gradient
+sums back to its input's shape with ``broadcast_gradient_ops.unbroadcast``.
 """
 
 from tensorweave import dtypes
@@ -12,11 +11,12 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
-from tensorweave.ops.broadcast_gradient_ops import unbroadcast
+from tensorweave.ops import broadcast_gradient_ops, comparison_ops, unary_math_ops
+from tensorweave.ops.array_ops import identity
 
 DEFS = OpDefList()
 
-_OWN = ["add", "subtract", "sub", "multiply", "mul", "scalar_mul", "divide", "truediv", "realdiv", "div",
+__all__ = ["add", "subtract", "sub", "multiply", "mul", "scalar_mul", "divide", "truediv", "realdiv", "div",
         "div_no_nan", "divide_no_nan", "floordiv", "floor_div", "floormod", "mod", "truncatediv", "truncatemod", "pow",
         "maximum", "minimum", "squared_difference", "add_n", "accumulate_n"]
 
@@ -36,7 +36,7 @@ def _binary(op_type, py_name, type_attr, doc, grad=None, commutative=False):
     """Defines a broadcasting elementwise op ``z = f(x, y)`` and returns (OpDef, wrapper named ``py_name``)."""
     op_def = DEFS.define(op_type, inputs=["x: T", "y: T"], outputs=["z: T"], attrs=[type_attr],
                          shape_fn=common_shapes.broadcast_binary_shape, grad=grad, is_commutative=commutative,
-                         doc=doc)
+                         is_elementwise=True, doc=doc)
 
     def wrapper(x, y, name=None):
         return apply_op(op_type, [x, y], name=name or op_type)
@@ -69,7 +69,7 @@ sub, mul, floor_div, mod, divide_no_nan = subtract, multiply, floordiv, floormod
 def _to_inputs(op, grad_x, grad_y):
     """Gradients for the broadcast output of ``op``, summed back to the shapes of x and y."""
     x, y = op.inputs
-    return [unbroadcast(grad_x, x, y), unbroadcast(grad_y, y, x)]
+    return [broadcast_gradient_ops.unbroadcast(grad_x, x, y), broadcast_gradient_ops.unbroadcast(grad_y, y, x)]
 
 
 ADD.set_gradient(lambda op, grad: _to_inputs(op, grad, grad))
@@ -190,7 +190,7 @@ def scalar_mul(scalar, x, name=None):
 
 # ---- AddN ----------------------------------------------------------------------------------------------------------
 ADD_N = DEFS.define("AddN", inputs=["inputs: N * T"], outputs=["sum: T"],
-                    attrs=["N: int >= 1", "T: {numeric, variant}"], is_commutative=True,
+                    attrs=["N: int >= 1", "T: {numeric, variant}"], is_commutative=True, is_elementwise=True,
                     doc="The sum of N tensors of one shape (used to sum gradient paths).")
 
 
@@ -218,7 +218,6 @@ def add_n(inputs, name=None):
     inputs = [convert_to_tensor(t) for t in inputs]
     if len(inputs) == 1:
         if name:
-            from tensorweave.ops.array_ops import identity
             return identity(inputs[0], name=name)
         return inputs[0]
     return apply_op("AddN", [inputs], name=name or "AddN")
@@ -233,19 +232,3 @@ def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
         raise TypeError(f"accumulate_n: inputs have dtype {result.dtype.name}, tensor_dtype says "
                         f"{dtypes.as_dtype(tensor_dtype).name}")
     return result
-
-
-# ---- the rest of the math namespace ---------------------------------------------------------------------------------
-from tensorweave.ops import (  # noqa: E402
-    comparison_ops, cumulative_ops, matmul_ops, range_ops, reduction_ops, segment_ops, unary_math_ops,
-)
-from tensorweave.ops.comparison_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.cumulative_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.matmul_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.range_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.reduction_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.segment_ops import *  # noqa: E402,F401,F403
-from tensorweave.ops.unary_math_ops import *  # noqa: E402,F401,F403
-
-__all__ = _OWN + [name for module in (unary_math_ops, comparison_ops, reduction_ops, cumulative_ops, matmul_ops,
-                                      segment_ops, range_ops) for name in module.__all__]

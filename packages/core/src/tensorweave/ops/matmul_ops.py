@@ -5,9 +5,12 @@ of complex operands are conjugate transposes. Batch gradients are summed back ov
 """
 
 from tensorweave.framework import common_shapes, tensor_shape
+from tensorweave.framework.flops import input_dims, num_elements
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
+from tensorweave.ops import unary_math_ops
 from tensorweave.ops.broadcast_gradient_ops import unbroadcast
+from tensorweave.ops.math_ops import as_same_dtype_tensors
 
 DEFS = OpDefList()
 
@@ -15,8 +18,19 @@ __all__ = ["matmul"]
 
 _TYPES = "T: {float16, float32, float64, int32, int64, complex64, complex128}"
 
+
+def _matmul_flops(node):
+    """Two operations (a multiply and an add) per output element and inner index."""
+    a = input_dims(node, 0)
+    if a is None or len(a) < 2:
+        return None
+    transposed = node.attrs.get("transpose_a", False) or node.attrs.get("adj_x", False)
+    return 2 * num_elements(node.output_shapes[0]) * (a[-2] if transposed else a[-1])
+
+
 MATMUL = DEFS.define("MatMul", inputs=["a: T", "b: T"], outputs=["product: T"],
                      attrs=[_TYPES, "transpose_a: bool = False", "transpose_b: bool = False"],
+                     flops_fn=_matmul_flops, is_intra_op_parallel=True,
                      doc="Matrix product of two rank-2 tensors, optionally transposed.")
 
 
@@ -37,7 +51,6 @@ def _matmul_shape(op):
 
 
 def _conj(t):
-    from tensorweave.ops import unary_math_ops
     return unary_math_ops.conj(t)
 
 
@@ -57,7 +70,8 @@ def _matmul_grad(op, grad):
 def _batch_matmul(op_type, broadcast, doc):
     return DEFS.define(op_type, inputs=["x: T", "y: T"], outputs=["output: T"],
                        attrs=[_TYPES, "adj_x: bool = False", "adj_y: bool = False"],
-                       shape_fn=lambda op: _batch_matmul_shape(op, broadcast), doc=doc)
+                       shape_fn=lambda op: _batch_matmul_shape(op, broadcast), flops_fn=_matmul_flops,
+                       is_intra_op_parallel=True, doc=doc)
 
 
 def _batch_matmul_shape(op, broadcast):
@@ -112,7 +126,6 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     ``adjoint_*`` conjugate-transposes (the same as ``transpose_*`` for real types). The sparsity hints are
     accepted and do not change the result.
     """
-    from tensorweave.ops.math_ops import as_same_dtype_tensors
     for side, t, adj in (("a", transpose_a, adjoint_a), ("b", transpose_b, adjoint_b)):
         if t and adj:
             raise ValueError(f"matmul: only one of transpose_{side} and adjoint_{side} can be True")

@@ -12,6 +12,10 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import (
+    comparison_ops, concat_split_ops, fill_ops, math_ops, matmul_ops, random_ops, reduction_ops, shape_ops,
+    unary_math_ops,
+)
 
 DEFS = OpDefList()
 
@@ -29,9 +33,10 @@ def _activation(name, type_attr, backprop_from, extra_attrs=(), doc=""):
     """Defines ``name`` and ``name + "Grad"``; the gradient op reads the op's input or its output."""
     attrs = [type_attr, *extra_attrs]
     forward = DEFS.define(name, inputs=["features: T"], outputs=["activations: T"], attrs=attrs,
-                          shape_fn=common_shapes.unchanged_shape, doc=doc)
+                          shape_fn=common_shapes.unchanged_shape, is_elementwise=True, doc=doc)
     backward = DEFS.define(f"{name}Grad", inputs=["gradients: T", f"{backprop_from}: T"], outputs=["backprops: T"],
-                           attrs=attrs, shape_fn=common_shapes.unchanged_shape, doc=f"The gradient of {name}.")
+                           attrs=attrs, shape_fn=common_shapes.unchanged_shape, is_elementwise=True,
+                           doc=f"The gradient of {name}.")
 
     @forward.set_gradient
     def _grad(op, grad):
@@ -72,9 +77,8 @@ def _output_based_grad_grad(backward):
     """EluGrad/SeluGrad(dy, y) are dy * (y + c) for y < 0 and linear in dy alone otherwise: d/dy is dy or 0."""
     @backward.set_gradient
     def _grad(op, grad):
-        from tensorweave.ops import math_ops
         dy, y = op.inputs
-        negative = math_ops.cast(math_ops.less(y, 0), y.dtype)
+        negative = unary_math_ops.cast(comparison_ops.less(y, 0), y.dtype)
         return [apply_op(op.type, [grad, y], name=op.type), grad * dy * negative]
 
 
@@ -84,20 +88,18 @@ _output_based_grad_grad(SELU_GRAD)
 
 @SOFTPLUS_GRAD.set_gradient
 def _softplus_grad_grad(op, grad):
-    from tensorweave.ops import math_ops
     dy, x = op.inputs
     # d/dx sigmoid(x) = 1 / (exp(-x) + 2 + exp(x))
     return [apply_op("SoftplusGrad", [grad, x], name="SoftplusGrad"),
-            grad * dy / (math_ops.exp(-x) + 2 + math_ops.exp(x))]
+            grad * dy / (unary_math_ops.exp(-x) + 2 + unary_math_ops.exp(x))]
 
 
 @SOFTSIGN_GRAD.set_gradient
 def _softsign_grad_grad(op, grad):
-    from tensorweave.ops import math_ops
     dy, x = op.inputs
-    denominator = 1 + math_ops.abs(x)
+    denominator = 1 + unary_math_ops.abs(x)
     return [apply_op("SoftsignGrad", [grad, x], name="SoftsignGrad"),
-            -2 * grad * dy * math_ops.sign(x) / (denominator * denominator * denominator)]
+            -2 * grad * dy * unary_math_ops.sign(x) / (denominator * denominator * denominator)]
 
 
 def relu(features, name=None):
@@ -130,18 +132,17 @@ def leaky_relu(features, alpha=0.2, name=None):
 
 def crelu(features, name=None, axis=-1):
     """Concatenated ReLU: relu(x) and relu(-x) side by side along ``axis`` (doubling its size)."""
-    from tensorweave.ops import array_ops, math_ops
     with graph_mod.name_scope(name, "CRelu", [features]):
         features = convert_to_tensor(features)
-        both = array_ops.concat([features, math_ops.negative(features)], axis)
+        both = concat_split_ops.concat([features, unary_math_ops.negative(features)], axis)
         return relu(both)
 
 
 # ---- BiasAdd --------------------------------------------------------------------------------------------------
 _NUMERIC = "T: {float16, float32, float64, int8, int16, int32, int64, uint8, complex64, complex128}"
 BIAS_ADD = DEFS.define("BiasAdd", inputs=["value: T", "bias: T"], outputs=["output: T"],
-                       attrs=[_NUMERIC, "data_format: {'NHWC', 'NCHW'} = 'NHWC'"],
-                       doc="Adds a 1-D bias along the channel axis (last, or 1 for NCHW).")
+                       attrs=[_NUMERIC, "data_format: {'NHWC', 'NCHW'} = 'NHWC'"], is_elementwise=True,
+                       broadcast_inputs=(0,), doc="Adds a 1-D bias along the channel axis (last, or 1 for NCHW).")
 BIAS_ADD_GRAD = DEFS.define("BiasAddGrad", inputs=["out_backprop: T"], outputs=["output: T"],
                             attrs=[_NUMERIC, "data_format: {'NHWC', 'NCHW'} = 'NHWC'"],
                             doc="Sums out_backprop over every axis but the channel axis.")
@@ -179,9 +180,8 @@ def _bias_add_grad(op, grad):
 
 @BIAS_ADD_GRAD.set_gradient
 def _bias_add_grad_grad(op, grad):
-    from tensorweave.ops import array_ops
     # Broadcasting the channel gradient back over out_backprop's shape is a BiasAdd onto zeros.
-    zeros = array_ops.zeros_like(op.inputs[0])
+    zeros = fill_ops.zeros_like(op.inputs[0])
     return [apply_op("BiasAdd", [zeros, grad], {"data_format": op.get_attr("data_format")}, name="BiasAdd")]
 
 
@@ -192,9 +192,8 @@ def bias_add(value, bias, data_format=None, name=None):
 
 def xw_plus_b(x, weights, biases, name=None):
     """matmul(x, weights) + biases: a dense layer's pre-activation (TF1's ``tf.nn.xw_plus_b``)."""
-    from tensorweave.ops import math_ops
     with graph_mod.name_scope(name, "xw_plus_b", [x, weights, biases]):
-        return bias_add(math_ops.matmul(x, weights), biases)
+        return bias_add(matmul_ops.matmul(x, weights), biases)
 
 
 def relu_layer(x, weights, biases, name=None):
@@ -205,10 +204,9 @@ def relu_layer(x, weights, biases, name=None):
 
 def zero_fraction(value, name=None):
     """The fraction of zeros in ``value`` (float32), e.g. to summarize how sparse ReLU outputs are."""
-    from tensorweave.ops import math_ops
     with graph_mod.name_scope(name, "zero_fraction", [value]):
         value = convert_to_tensor(value, name="value")
-        return math_ops.reduce_mean(math_ops.cast(math_ops.equal(value, 0), dtypes.float32))
+        return reduction_ops.reduce_mean(unary_math_ops.cast(comparison_ops.equal(value, 0), dtypes.float32))
 
 
 # ---- dropout ------------------------------------------------------------------------------------------------
@@ -218,7 +216,6 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
     Built from random_uniform and floor, so its gradient flows through the kept elements. ``keep_prob``
     may be a tensor (a placeholder fed 1.0 at evaluation time); ``rate`` is 1 - keep_prob.
     """
-    from tensorweave.ops import array_ops, math_ops, random_ops
     with graph_mod.name_scope(name, "dropout", [x]):
         x = convert_to_tensor(x, name="x")
         if not x.dtype.is_floating:
@@ -237,9 +234,9 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         if constant_value(keep_prob) == 1:
             return x
         if noise_shape is None:
-            noise_shape = array_ops.shape(x)
+            noise_shape = shape_ops.shape(x)
         uniform = random_ops.random_uniform(noise_shape, seed=seed, dtype=x.dtype)
-        kept = math_ops.floor(keep_prob + uniform)  # 1 with probability keep_prob, else 0
+        kept = unary_math_ops.floor(keep_prob + uniform)  # 1 with probability keep_prob, else 0
         result = x / keep_prob * kept
         result.set_shape(x.shape)
         return result

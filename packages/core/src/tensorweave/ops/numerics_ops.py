@@ -6,11 +6,11 @@ Its gradient checks the incoming gradient the same way, as TF1's does.
 """
 
 from tensorweave import dtypes
-from tensorweave.framework import common_shapes
-from tensorweave.framework import graph as graph_mod
+from tensorweave.framework import common_shapes, graph as graph_mod
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops.control_flow_ops import group, with_dependencies
 
 DEFS = OpDefList()
 
@@ -39,7 +39,6 @@ def verify_tensor_all_finite(t=None, msg=None, name=None, x=None, message=None):
     msg = message if msg is None else msg
     if t is None or msg is None:
         raise TypeError("verify_tensor_all_finite needs the tensor (t= or x=) and the message (msg= or message=)")
-    from tensorweave.ops.control_flow_ops import with_dependencies
     with graph_mod.name_scope(name, "VerifyFinite", [t]):
         t = convert_to_tensor(t, name="x")
         with graph_mod.colocate_with(t.op):
@@ -53,7 +52,6 @@ def add_check_numerics_ops():
     The checks are chained by control edges, so a failure names the first bad tensor in building order (the
     message is that tensor's name). Graphs with tf.cond or tf.while_loop are refused, as in TF1.
     """
-    from tensorweave.ops.control_flow_ops import group
     graph = graph_mod.get_default_graph()
     checks = []
     for op in graph.get_operations():

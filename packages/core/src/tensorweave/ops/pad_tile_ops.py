@@ -13,6 +13,9 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
 from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape
+from tensorweave.ops import (
+    concat_split_ops, range_ops, reduction_ops, shape_ops, slicing_ops, transpose_ops, unary_math_ops,
+)
 
 DEFS = OpDefList()
 
@@ -97,18 +100,16 @@ def _mirror_pad_grad_shape(op):
 
 def _unpadded(op, grad):
     """The part of ``grad`` over the unpadded input: a slice from the paddings' before-counts."""
-    from tensorweave.ops import array_ops, math_ops
-    from tensorweave.ops.concat_split_ops import unstack
     x, paddings = op.inputs[:2]
     value = constant_value(paddings)
     if value is not None:
         begin = [int(b) for b in np.asarray(value).reshape(-1, 2)[:, 0]]
     else:
-        begin = unstack(paddings, num=2, axis=1)[0]
+        begin = concat_split_ops.unstack(paddings, num=2, axis=1)[0]
         if begin.dtype != dtypes.int32:
-            begin = math_ops.cast(begin, dtypes.int32)
-    size = x.shape.as_list() if x.shape.is_fully_defined() else array_ops.shape(x)
-    return array_ops.slice(convert_to_tensor(grad), begin, size)
+            begin = unary_math_ops.cast(begin, dtypes.int32)
+    size = x.shape.as_list() if x.shape.is_fully_defined() else shape_ops.shape(x)
+    return slicing_ops.slice(convert_to_tensor(grad), begin, size)
 
 
 PAD.set_gradient(lambda op, grad: [_unpadded(op, grad), None])
@@ -167,21 +168,19 @@ def _tile_shape(op):
 @TILE.set_gradient
 def _tile_grad(op, grad):
     """Reshape the gradient to [m0, d0, m1, d1, ...] and sum over the multiples' axes."""
-    from tensorweave.ops import array_ops, math_ops, range_ops
-    from tensorweave.ops.concat_split_ops import stack
-    from tensorweave.ops.transpose_ops import transpose
     x, multiples = op.inputs
     grad = convert_to_tensor(grad)
     known = constant_value(multiples)
     if known is not None and x.shape.is_fully_defined():
         split_shape = [int(v) for pair in zip(np.asarray(known).reshape(-1), x.shape.as_list()) for v in pair]
     else:
-        split_shape = array_ops.reshape(transpose(stack([multiples, array_ops.shape(x, out_type=multiples.dtype)])),
-                                        [-1])
+        split_shape = shape_ops.reshape(
+            transpose_ops.transpose(concat_split_ops.stack([multiples, shape_ops.shape(x, out_type=multiples.dtype)])),
+            [-1])
     rank = x.shape.ndims if x.shape.ndims is not None else (
         multiples.shape[0].value if multiples.shape.ndims == 1 else None)
-    axes = list(range(0, 2 * rank, 2)) if rank is not None else range_ops.range(0, array_ops.size(split_shape), 2)
-    return [math_ops.reduce_sum(array_ops.reshape(grad, split_shape), axes), None]
+    axes = list(range(0, 2 * rank, 2)) if rank is not None else range_ops.range(0, shape_ops.size(split_shape), 2)
+    return [reduction_ops.reduce_sum(shape_ops.reshape(grad, split_shape), axes), None]
 
 
 def tile(input, multiples, name=None):  # noqa: A002 - TF's argument name

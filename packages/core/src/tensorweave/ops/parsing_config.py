@@ -9,6 +9,8 @@ import numpy as np
 from tensorweave import dtypes
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
+from tensorweave.ops.array_ops import constant
+from tensorweave.ops.shape_ops import reshape
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature"]
 
@@ -114,8 +116,6 @@ def _default_name(prefix, key):
 def dense_default_tensors(params):
     """One default tensor per dense key, as the ops take them: a FixedLenFeature's default reshaped to its
     shape (empty: the feature is required); a FixedLenSequenceFeature's padding value, a scalar."""
-    from tensorweave.ops.array_ops import constant
-    from tensorweave.ops.shape_ops import reshape
     out = []
     for key, dtype, shape, default in zip(params.dense_keys, params.dense_types, params.dense_shapes,
                                           params.dense_defaults):

@@ -10,6 +10,7 @@ import math
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.tensor_conversion import register_tensor_conversion_function
+from tensorweave.ops import array_ops, concat_split_ops, control_flow_ops
 
 __all__ = ["fixed_size_partitioner", "min_max_variable_partitioner", "variable_axis_size_partitioner"]
 
@@ -130,20 +131,18 @@ class PartitionedVariable:
 
     def as_tensor(self):
         """All shards concatenated into one tensor (a fresh read of each)."""
-        from tensorweave.ops import array_ops
         values = [v.value() for v in self._variable_list]
         if len(values) == 1:
             with graph_mod.name_scope(None):
                 return array_ops.identity(values[0], name=self._name)
         with graph_mod.name_scope(self._name + "/ConcatPartitions/"):
-            concatenated = array_ops.concat(values, self._partition_axis())
+            concatenated = concat_split_ops.concat(values, self._partition_axis())
         with graph_mod.name_scope(None):
             return array_ops.identity(concatenated, name=self._name)
 
     def assign(self, value, use_locking=None, name=None, read_value=True):
         """Assigns a full value (split along the partition axis), a list of shard values, or another
         PartitionedVariable shard by shard."""
-        from tensorweave.ops import array_ops, control_flow_ops
         if isinstance(value, PartitionedVariable):
             parts = list(value)
         elif isinstance(value, list):
@@ -154,7 +153,7 @@ class PartitionedVariable:
         else:
             axis = self._partition_axis()
             sizes = [v.shape[axis].value for v in self._variable_list]
-            parts = array_ops.split(value, sizes, axis=axis)
+            parts = concat_split_ops.split(value, sizes, axis=axis)
         assigns = [v.assign(p, use_locking=use_locking, read_value=read_value)
                    for v, p in zip(self._variable_list, parts)]
         return assigns if read_value else control_flow_ops.group(*assigns, name=name or f"{self._name}/Assign")
@@ -183,7 +182,7 @@ def fixed_size_partitioner(num_shards, axis=0):
     if num_shards < 1:
         raise ValueError(f"num_shards must be at least 1, got {num_shards}")
 
-    def partitioner(shape, **unused):
+    def partitioner(shape, dtype=None):  # a fixed count needs no dtype
         partitions = [1] * len(shape)
         partitions[axis] = min(num_shards, shape[axis].value)
         return partitions

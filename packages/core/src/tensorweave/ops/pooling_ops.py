@@ -6,6 +6,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value_as_shape
+from tensorweave.ops import shape_ops
 from tensorweave.ops.window_geometry import (
     expand_spatial, padding_attrs, pool_paddings, spatial_axes, spatial_params, window_geometry)
 
@@ -111,8 +112,7 @@ def _max_pool_grad_grad_grad(op, grad):
 
 @AVG_POOL.set_gradient
 def _avg_pool_grad(op, grad):
-    from tensorweave.ops import array_ops
-    shape = array_ops.shape(op.inputs[0], out_type=dtypes.int32)
+    shape = shape_ops.shape(op.inputs[0], out_type=dtypes.int32)
     return [apply_op("AvgPoolGrad", [shape, grad], _window_attrs(op), name="AvgPoolGrad")]
 
 

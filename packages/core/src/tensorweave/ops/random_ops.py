@@ -12,12 +12,14 @@ import numbers
 import numpy as np
 
 from tensorweave import dtypes
-from tensorweave.framework import graph as graph_mod
-from tensorweave.framework import random_seed, tensor_shape
+from tensorweave.framework import graph as graph_mod, random_seed, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like
 from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape
+from tensorweave.ops import (
+    array_ops, comparison_ops, fill_ops, logging_ops, math_ops, reduction_ops, shape_ops, slicing_ops,
+)
 
 DEFS = OpDefList()
 
@@ -147,7 +149,6 @@ def _is_number(value, target):
 
 def _affine(draw, scale, offset, name):
     """draw * scale + offset, leaving out a None scale or offset (a plain draw is one op)."""
-    from tensorweave.ops import math_ops
     if offset is None:
         return math_ops.multiply(draw, scale, name=name)
     return math_ops.add(draw if scale is None else math_ops.multiply(draw, scale), offset, name=name)
@@ -192,7 +193,6 @@ def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None
         if isinstance(minval, numbers.Real) and isinstance(maxval, numbers.Real):
             width = convert_to_tensor(maxval - minval, dtype=dtype, name="range")
         else:
-            from tensorweave.ops import math_ops
             high = convert_to_tensor(maxval, dtype=dtype, name="max")
             width = high if low is None else math_ops.subtract(high, low)
         return _affine(draw, width, low, scope)
@@ -245,7 +245,6 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
 
 def random_gamma(shape, alpha, beta=None, dtype=dtypes.float32, seed=None, name=None):
     """Gamma(alpha, beta) draws of shape ``shape + broadcast(alpha, beta).shape`` (beta is the rate)."""
-    from tensorweave.ops import array_ops, math_ops
     dtype = _as_float_type(dtype, "random_gamma")
     with graph_mod.name_scope(name, "random_gamma", [shape, alpha, beta]):
         shape = shape_tensor(shape)
@@ -253,7 +252,7 @@ def random_gamma(shape, alpha, beta=None, dtype=dtypes.float32, seed=None, name=
         if beta is None:
             return apply_op("RandomGamma", [shape, alpha], _seed_attrs(seed), name="RandomGamma")
         beta = convert_to_tensor(beta, dtype=dtype, name="beta")
-        alpha_broadcast = math_ops.add(alpha, array_ops.zeros_like(beta))
+        alpha_broadcast = math_ops.add(alpha, fill_ops.zeros_like(beta))
         draw = apply_op("RandomGamma", [shape, alpha_broadcast], _seed_attrs(seed), name="RandomGamma")
         return math_ops.maximum(np.finfo(dtype.as_numpy_dtype).tiny, math_ops.realdiv(draw, beta))
 
@@ -274,7 +273,6 @@ def random_poisson(lam, shape, dtype=dtypes.float32, seed=None, name=None):
 
 def random_crop(value, size, seed=None, name=None):
     """A slice of ``value`` of shape ``size`` at a uniformly random offset (size[i] <= value.shape[i])."""
-    from tensorweave.ops import array_ops, logging_ops, math_ops
     with graph_mod.name_scope(name, "random_crop", [value, size]) as scope:
         value = convert_to_tensor(value, name="value")
         size = shape_tensor(size, "size")
@@ -284,21 +282,21 @@ def random_crop(value, size, seed=None, name=None):
                              f"{value_shape.ndims}; give one crop size per dimension")
         static_size = constant_value(size)
         static_value_shape = value_shape.as_list() if value_shape.is_fully_defined() else None
-        shape = array_ops.shape(value, out_type=size.dtype)
+        shape = shape_ops.shape(value, out_type=size.dtype)
         if static_size is not None and static_value_shape is not None:
             if any(s > d for s, d in zip(static_size.tolist(), static_value_shape)):
                 raise ValueError(f"random_crop: size {static_size.tolist()} does not fit in a value of shape "
                                  f"{static_value_shape}; every crop size must be at most its dimension")
         else:
-            fits = math_ops.reduce_all(math_ops.greater_equal(shape, size))
+            fits = reduction_ops.reduce_all(comparison_ops.greater_equal(shape, size))
             check = logging_ops.Assert(fits, ["random_crop: need size <= value shape, got value shape", shape,
                                               "and size", size], summarize=1000)
             with graph_mod.control_dependencies([check]):
                 shape = array_ops.identity(shape)
         limit = shape - size + 1
         offset = math_ops.floormod(
-            random_uniform(array_ops.shape(shape), maxval=size.dtype.max, dtype=size.dtype, seed=seed), limit)
-        crop = array_ops.slice(value, offset, size, name=scope)
+            random_uniform(shape_ops.shape(shape), maxval=size.dtype.max, dtype=size.dtype, seed=seed), limit)
+        crop = slicing_ops.slice(value, offset, size, name=scope)
         crop.set_shape(size_shape)
         return crop
 

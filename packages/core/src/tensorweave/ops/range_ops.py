@@ -9,7 +9,8 @@ from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
+from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import unary_math_ops
 
 DEFS = OpDefList()
 
@@ -45,7 +46,7 @@ def _range_shape(op):
     return tensor_shape.TensorShape([range_size(*(v.item() for v in values))])
 
 
-@register_constant_evaluator("Range")
+@RANGE.set_constant_fn
 def _range_value(op, index):
     values = [constant_value(t) for t in op.inputs]
     if any(v is None for v in values) or op.outputs[0].shape[0].value is None or \
@@ -65,11 +66,10 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
     args = [convert_to_tensor(v, dtype=dtype, name=n) for v, n in ((start, "start"), (limit, "limit"),
                                                                      (delta, "delta"))]
     if dtype is None:
-        from tensorweave.ops.unary_math_ops import cast
         for arg in args:
             if arg.dtype not in _WIDENING:
                 raise TypeError(f"range: {arg.name} has dtype {arg.dtype.name}; range takes "
                                 f"{', '.join(d.name for d in _WIDENING)}")
         widest = max((arg.dtype for arg in args), key=_WIDENING.index)
-        args = [cast(arg, widest) for arg in args]
+        args = [unary_math_ops.cast(arg, widest) for arg in args]
     return apply_op("Range", args, name=name or "range")

@@ -9,16 +9,21 @@ input shape and axes are known while building, with Shape/DynamicStitch otherwis
 import numpy as np
 
 from tensorweave import dtypes
-from tensorweave.framework import common_shapes, tensor_shape
+from tensorweave.framework import common_shapes, graph as graph_mod, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import (
+    array_ops, comparison_ops, concat_split_ops, cumulative_ops, dynamic_partition_ops, fill_ops, gather_ops, math_ops,
+    pad_tile_ops, range_ops, segment_ops, shape_ops, transpose_ops, unary_math_ops,
+)
 
 DEFS = OpDefList()
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_all", "reduce_any",
-           "reduce_logsumexp", "reduce_variance", "reduce_std", "count_nonzero", "argmax", "argmin"]
+           "reduce_logsumexp", "reduce_variance", "reduce_std", "count_nonzero", "argmax", "argmin",
+           "arg_max", "arg_min"]
 
 
 def _static_axes(op):
@@ -70,7 +75,6 @@ def _layout(op):
     """(kept, multiples, count) of reduction ``op``: the output shape with reduced axes as 1, how often each
     output entry repeats along each input axis, and the entries per output entry; Python values where the
     shapes known while building decide them, tensors otherwise."""
-    from tensorweave.ops import array_ops
     x = op.inputs[0]
     static = _static_axes(op)
     if static is None or x.shape.ndims is None:
@@ -80,7 +84,7 @@ def _layout(op):
     kept = [1 if r else d for r, d in zip(reduced, dims)]
     multiples = [d if r else 1 for r, d in zip(reduced, dims)]
     if None in kept or None in multiples:
-        input_shape, mask = array_ops.shape(x), np.array(reduced, np.int32)
+        input_shape, mask = shape_ops.shape(x), np.array(reduced, np.int32)
         if kept.count(None) == 1:
             kept = [-1 if d is None else d for d in kept]
         elif None in kept:
@@ -94,41 +98,37 @@ def _layout(op):
 def _run_time_axes(op):
     """(input shape, rank, reduced axes made non-negative) as tensors, for axes or a rank known only at run
     time. The modulus is max(rank, 1): a scalar (rank 0) has no axes to reduce, and must not divide by 0."""
-    from tensorweave.ops import array_ops, math_ops
     x, axes = op.inputs
-    input_shape = array_ops.shape(x)
-    rank = array_ops.size(input_shape)
-    axes = math_ops.cast(array_ops.reshape(axes, [-1]), dtypes.int32)
+    input_shape = shape_ops.shape(x)
+    rank = shape_ops.size(input_shape)
+    axes = unary_math_ops.cast(shape_ops.reshape(axes, [-1]), dtypes.int32)
     return input_shape, rank, math_ops.floormod(axes + rank, math_ops.maximum(rank, 1))
 
 
 def _dynamic_layout(op):
     """_layout for axes or a rank known only at run time (TF's DynamicStitch construction)."""
-    from tensorweave.ops import array_ops, dynamic_partition_ops, math_ops, range_ops
     input_shape, rank, axes = _run_time_axes(op)
     kept = dynamic_partition_ops.dynamic_stitch([range_ops.range(rank), axes],
-                                                [input_shape, array_ops.fill(array_ops.shape(axes), 1)])
+                                                [input_shape, fill_ops.fill(shape_ops.shape(axes), 1)])
     multiples = math_ops.floordiv(input_shape, math_ops.maximum(kept, 1))
     return kept, multiples, reduce_prod(multiples)
 
 
 def _with_kept_dims(op, value, kept):
     """An output-shaped ``value`` reshaped so the reduced axes are there with size 1."""
-    from tensorweave.ops import array_ops
     if op.get_attr("keep_dims") or (isinstance(kept, list) and value.shape.ndims is not None and
                                     value.shape.as_list() == kept):
         return value
-    return array_ops.reshape(value, kept)
+    return shape_ops.reshape(value, kept)
 
 
 def _spread(op, grad, layout):
     """The output gradient repeated over every input entry it summarizes (reshape, then tile)."""
-    from tensorweave.ops import array_ops
     kept, multiples, _ = layout
     grad = _with_kept_dims(op, grad, kept)
     if isinstance(multiples, list) and all(m == 1 for m in multiples):
         return grad
-    return array_ops.tile(grad, multiples)
+    return pad_tile_ops.tile(grad, multiples)
 
 
 SUM.set_gradient(lambda op, grad: [_spread(op, grad, _layout(op)), None])
@@ -136,20 +136,18 @@ SUM.set_gradient(lambda op, grad: [_spread(op, grad, _layout(op)), None])
 
 @MEAN.set_gradient
 def _mean_grad(op, grad):
-    from tensorweave.ops import math_ops
     layout = _layout(op)
     count = layout[2]
-    count = max(count, 1) if isinstance(count, int) else math_ops.cast(math_ops.maximum(count, 1), grad.dtype)
+    count = max(count, 1) if isinstance(count, int) else unary_math_ops.cast(math_ops.maximum(count, 1), grad.dtype)
     return [math_ops.truediv(_spread(op, grad, layout), count), None]
 
 
 def _min_max_grad(op, grad):
     """Split equally among the entries that attain the extreme (TF's rule for ties)."""
-    from tensorweave.ops import math_ops
     x, axes = op.inputs
     kept = _layout(op)[0]
     extreme = _with_kept_dims(op, op.outputs[0], kept)
-    indicators = math_ops.cast(math_ops.equal(extreme, x), grad.dtype)
+    indicators = unary_math_ops.cast(comparison_ops.equal(extreme, x), grad.dtype)
     count = reduce_sum(indicators, axes, keepdims=True)
     return [math_ops.realdiv(indicators, count) * _with_kept_dims(op, grad, kept), None]
 
@@ -163,23 +161,22 @@ def _prod_grad(op, grad):
     """Products of all other entries of each reduced group, via exclusive cumprods from both ends (so zeros
     in the input are exact): the reduced axes are moved to the front and flattened into one. Both sizes of
     the flattened matrix are given, so a zero-size input reshapes too (its gradient is empty)."""
-    from tensorweave.ops import array_ops, math_ops
     x = op.inputs[0]
     spread = _spread(op, grad, _layout(op))
     perm, inverse, reduced_size, other_size = _reduced_axes_first(op)
-    permuted = array_ops.transpose(x, perm)
+    permuted = transpose_ops.transpose(x, perm)
     sizes = [reduced_size, other_size]
-    flat = array_ops.reshape(permuted, sizes if all(isinstance(n, int) for n in sizes) else array_ops.stack(sizes))
-    left = math_ops.cumprod(flat, axis=0, exclusive=True)
-    right = math_ops.cumprod(flat, axis=0, exclusive=True, reverse=True)
-    others = array_ops.reshape(math_ops.conj(left) * math_ops.conj(right), array_ops.shape(permuted))
-    return [spread * array_ops.transpose(others, inverse), None]
+    flat = shape_ops.reshape(
+        permuted, sizes if all(isinstance(n, int) for n in sizes) else concat_split_ops.stack(sizes))
+    left = cumulative_ops.cumprod(flat, axis=0, exclusive=True)
+    right = cumulative_ops.cumprod(flat, axis=0, exclusive=True, reverse=True)
+    others = shape_ops.reshape(unary_math_ops.conj(left) * unary_math_ops.conj(right), shape_ops.shape(permuted))
+    return [spread * transpose_ops.transpose(others, inverse), None]
 
 
 def _reduced_axes_first(op):
     """(perm, inverse perm, number of reduced entries, number of other entries) moving the reduced axes to
     the front; Python values where the static shape decides them, tensors otherwise."""
-    from tensorweave.ops import array_ops, math_ops, range_ops, segment_ops
     x = op.inputs[0]
     static = _static_axes(op)
     if static is not None and x.shape.ndims is not None:
@@ -187,22 +184,23 @@ def _reduced_axes_first(op):
         perm = static + other
         return perm, [int(i) for i in np.argsort(perm)], _size_of(x, static), _size_of(x, other)
     input_shape, rank, reduced = _run_time_axes(op)
-    hit = segment_ops.unsorted_segment_sum(array_ops.ones_like(reduced), reduced, rank)
-    other = array_ops.reshape(math_ops.cast(array_ops.where(math_ops.equal(hit, 0)), dtypes.int32), [-1])
-    reduced = array_ops.reshape(math_ops.cast(array_ops.where(math_ops.greater(hit, 0)), dtypes.int32), [-1])
-    perm = array_ops.concat([reduced, other], 0)
+    hit = segment_ops.unsorted_segment_sum(fill_ops.ones_like(reduced), reduced, rank)
+    other = shape_ops.reshape(
+        unary_math_ops.cast(comparison_ops.where(comparison_ops.equal(hit, 0)), dtypes.int32), [-1])
+    reduced = shape_ops.reshape(
+        unary_math_ops.cast(comparison_ops.where(comparison_ops.greater(hit, 0)), dtypes.int32), [-1])
+    perm = concat_split_ops.concat([reduced, other], 0)
     inverse = segment_ops.unsorted_segment_sum(range_ops.range(rank), perm, rank)
-    return (perm, inverse, reduce_prod(array_ops.gather(input_shape, reduced)),
-            reduce_prod(array_ops.gather(input_shape, other)))
+    return (perm, inverse, reduce_prod(gather_ops.gather(input_shape, reduced)),
+            reduce_prod(gather_ops.gather(input_shape, other)))
 
 
 def _size_of(x, axes):
     """The number of entries of ``x`` along ``axes`` (static indices): an int if known, else a tensor."""
-    from tensorweave.ops import array_ops
     dims = [x.shape.as_list()[a] for a in axes]
     if None not in dims:
         return int(np.prod(dims, dtype=np.int64))
-    return reduce_prod(array_ops.gather(array_ops.shape(x), axes))
+    return reduce_prod(gather_ops.gather(shape_ops.shape(x), axes))
 
 
 # ---- wrappers -------------------------------------------------------------------------------------------------------
@@ -214,10 +212,9 @@ def _resolve(new, old, new_name, old_name, default):
 
 
 def _all_axes(x):
-    from tensorweave.ops import array_ops, range_ops
     if x.shape.ndims is not None:
         return list(range(x.shape.ndims))
-    return range_ops.range(0, array_ops.rank(x))
+    return range_ops.range(0, shape_ops.rank(x))
 
 
 def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep_dims):
@@ -251,47 +248,41 @@ reduce_any = _reducer("Any", "reduce_any", "Logical OR")
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
     """log(sum(exp(x))) over ``axis``, computed stably: the (finite) maximum is subtracted first."""
-    from tensorweave.ops import array_ops, math_ops
     axis = _resolve(axis, reduction_indices, "axis", "reduction_indices", None)
     keepdims = bool(_resolve(keepdims, keep_dims, "keepdims", "keep_dims", False))
     x = convert_to_tensor(input_tensor, name="input_tensor")
     raw_max = reduce_max(x, axis, keepdims=True)
-    shift = array_ops.stop_gradient(math_ops.where_v2(math_ops.is_finite(raw_max), raw_max, 0))
-    result = math_ops.log(reduce_sum(math_ops.exp(x - shift), axis, keepdims=keepdims))
+    shift = array_ops.stop_gradient(comparison_ops.where_v2(unary_math_ops.is_finite(raw_max), raw_max, 0))
+    result = unary_math_ops.log(reduce_sum(unary_math_ops.exp(x - shift), axis, keepdims=keepdims))
     if not keepdims:
-        shape = result.shape.as_list() if result.shape.is_fully_defined() else array_ops.shape(result)
-        shift = array_ops.reshape(shift, shape)
+        shape = result.shape.as_list() if result.shape.is_fully_defined() else shape_ops.shape(result)
+        shift = shape_ops.reshape(shift, shape)
     return math_ops.add(result, shift, name=name or "ReduceLogSumExp")
 
 
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
     """The mean squared deviation from the mean over ``axis`` (TF 1.15's tf.math.reduce_variance)."""
-    from tensorweave.framework import graph as graph_mod
-    from tensorweave.ops import math_ops
     with graph_mod.name_scope(name or "reduce_variance"):
         x = convert_to_tensor(input_tensor, name="input_tensor")
         deviations = x - reduce_mean(x, axis, keepdims=True)
-        squared = math_ops.square(math_ops.abs(deviations) if x.dtype.is_complex else deviations)
+        squared = unary_math_ops.square(unary_math_ops.abs(deviations) if x.dtype.is_complex else deviations)
         return reduce_mean(squared, axis, keepdims=keepdims)
 
 
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     """The standard deviation over ``axis``: sqrt(reduce_variance), so its gradient is NaN where it is 0."""
-    from tensorweave.framework import graph as graph_mod
-    from tensorweave.ops import math_ops
     with graph_mod.name_scope(name or "reduce_std"):
-        return math_ops.sqrt(reduce_variance(input_tensor, axis, keepdims))
+        return unary_math_ops.sqrt(reduce_variance(input_tensor, axis, keepdims))
 
 
 def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=dtypes.int64, name=None, reduction_indices=None,
                   keep_dims=None):
     """The number of nonzero (True, non-empty) entries over ``axis``, as ``dtype``."""
-    from tensorweave.ops import math_ops
     x = convert_to_tensor(input_tensor, name="input_tensor")
     zero = False if x.dtype.is_bool else b"" if x.dtype == dtypes.string else 0
-    nonzero = math_ops.cast(math_ops.not_equal(x, zero), dtypes.int64)
+    nonzero = unary_math_ops.cast(comparison_ops.not_equal(x, zero), dtypes.int64)
     count = reduce_sum(nonzero, axis, keepdims, reduction_indices=reduction_indices, keep_dims=keep_dims)
-    return math_ops.cast(count, dtype, name=name)
+    return unary_math_ops.cast(count, dtype, name=name)
 
 
 # ---- ArgMax / ArgMin ------------------------------------------------------------------------------------------------
@@ -338,3 +329,13 @@ def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64
 def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
     """The index of the smallest value along ``axis`` (default 0; TF1's ``dimension`` is accepted)."""
     return _arg("ArgMin", input, axis, name, dimension, output_type)
+
+
+def arg_max(input, dimension, output_type=dtypes.int64, name=None):  # noqa: A002
+    """TF 1.x's deprecated name for ArgMax, with the raw op's signature: ``dimension`` is required."""
+    return _arg("ArgMax", input, dimension, name, None, output_type)
+
+
+def arg_min(input, dimension, output_type=dtypes.int64, name=None):  # noqa: A002
+    """TF 1.x's deprecated name for ArgMin, with the raw op's signature: ``dimension`` is required."""
+    return _arg("ArgMin", input, dimension, name, None, output_type)

@@ -3,8 +3,11 @@ and SegmentSum (sorted segment ids)."""
 
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import OpDefList
+from tensorweave.framework.tensor_conversion import register_tensor_conversion_function
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import comparison_ops, concat_split_ops, fill_ops, gather_ops, math_ops, shape_ops
 
 DEFS = OpDefList()
 
@@ -50,26 +53,24 @@ def _unsorted_segment_sum_grad(op, grad):
 
 @SEGMENT_SUM.set_gradient
 def _segment_sum_grad(op, grad):
-    from tensorweave.ops import array_ops
-    return [array_ops.gather(grad, op.inputs[1]), None]
+    return [gather_ops.gather(grad, op.inputs[1]), None]
 
 
 def _gather_drop_negatives(params, ids):
     """params[ids] with zero rows where an id is negative (those rows were dropped going forward)."""
-    from tensorweave.ops import array_ops, math_ops
-    gathered = array_ops.gather(params, math_ops.maximum(ids, 0))
-    kept = math_ops.greater_equal(ids, 0)
+    gathered = gather_ops.gather(params, math_ops.maximum(ids, 0))
+    kept = comparison_ops.greater_equal(ids, 0)
     extra = None if gathered.shape.ndims is None or ids.shape.ndims is None else \
         gathered.shape.ndims - ids.shape.ndims
     if extra is not None:
         for _ in range(extra):
-            kept = array_ops.expand_dims(kept, -1)
+            kept = shape_ops.expand_dims(kept, -1)
     else:
-        kept_shape = array_ops.shape(kept)
-        ones = array_ops.ones(array_ops.expand_dims(array_ops.rank(gathered) - array_ops.rank(kept), 0),
+        kept_shape = shape_ops.shape(kept)
+        ones = fill_ops.ones(shape_ops.expand_dims(shape_ops.rank(gathered) - shape_ops.rank(kept), 0),
                               dtype=kept_shape.dtype)
-        kept = array_ops.reshape(kept, array_ops.concat([kept_shape, ones], 0))
-    return math_ops.where_v2(kept, gathered, 0)
+        kept = shape_ops.reshape(kept, concat_split_ops.concat([kept_shape, ones], 0))
+    return comparison_ops.where_v2(kept, gathered, 0)
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
@@ -84,3 +85,15 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
 def segment_sum(data, segment_ids, name=None):
     """Sums rows of ``data`` by sorted ``segment_ids``; the output has max(segment_ids) + 1 rows."""
     return apply_op("SegmentSum", [data, segment_ids], name=name or "SegmentSum")
+
+
+def _indexed_slices_to_dense(value, dtype=None, name=None, as_ref=False):
+    """An IndexedSlices wherever a tensor is expected: its slices summed into the rows of a dense tensor."""
+    if dtype is not None and dtype != value.dtype:
+        raise ValueError(f"cannot convert IndexedSlices of dtype {value.dtype.name} to {dtype}")
+    if value.dense_shape is None:
+        raise ValueError(f"cannot convert {value!r} to a dense tensor: its dense_shape is unknown")
+    return unsorted_segment_sum(value.values, value.indices, gather_ops.gather(value.dense_shape, 0), name=name)
+
+
+register_tensor_conversion_function(IndexedSlices, _indexed_slices_to_dense)

@@ -12,7 +12,9 @@ from tensorweave.framework import common_shapes, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like, packed_dtype
-from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape, register_constant_evaluator
+from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape
+from tensorweave.ops import broadcast_gradient_ops
+from tensorweave.ops.array_ops import constant_from_numpy
 
 DEFS = OpDefList()
 
@@ -43,7 +45,6 @@ def _index_dtype(values):
 
 
 def _constant(value, dtype, name):
-    from tensorweave.ops.array_ops import constant_from_numpy
     return constant_from_numpy(np.array(value, dtypes.as_dtype(dtype).as_numpy_dtype), name=name)
 
 
@@ -67,20 +68,23 @@ def _shape_shape(op):
     return [tensor_shape.TensorShape([t.shape.ndims]) for t in op.inputs]
 
 
-@register_constant_evaluator("ShapeN")
-@register_constant_evaluator("Shape")
+@SHAPE_N.set_constant_fn
+@SHAPE.set_constant_fn
 def _shape_value(op, index):
     shape = op.inputs[index].shape
     return np.array(shape.as_list(), op.outputs[index].dtype.as_numpy_dtype) if shape.is_fully_defined() else None
 
 
-@register_constant_evaluator("Size")
+SHAPE.set_shape_value_fn(lambda op, index: op.inputs[0].shape)  # the input's static shape, partly known
+
+
+@SIZE.set_constant_fn
 def _size_value(op, index):
     n = op.inputs[0].shape.num_elements()
     return None if n is None else np.array(n, op.outputs[0].dtype.as_numpy_dtype)
 
 
-@register_constant_evaluator("Rank")
+@RANK.set_constant_fn
 def _rank_value(op, index):
     rank = op.inputs[0].shape.ndims
     return None if rank is None else np.array(rank, np.int32)
@@ -174,7 +178,7 @@ def _complete_reshape(in_shape, out):
     return out
 
 
-@register_constant_evaluator("Reshape")
+@RESHAPE.set_constant_fn
 def _reshape_value(op, index):
     value, target = constant_value(op.inputs[0]), constant_value(op.inputs[1])
     return None if value is None or target is None else value.reshape([int(d) for d in target.reshape(-1)])
@@ -228,7 +232,7 @@ def _expand_dims_shape(op):
     return tensor_shape.TensorShape(dims)
 
 
-@register_constant_evaluator("ExpandDims")
+@EXPAND_DIMS.set_constant_fn
 def _expand_dims_value(op, index):
     value, dim = constant_value(op.inputs[0]), constant_value(op.inputs[1])
     if value is None or dim is None:
@@ -287,7 +291,7 @@ def _squeeze_shape(op):
     return tensor_shape.TensorShape([d for i, d in enumerate(dims) if i not in gone])
 
 
-@register_constant_evaluator("Squeeze")
+@SQUEEZE.set_constant_fn
 def _squeeze_value(op, index):
     value = constant_value(op.inputs[0])
     if value is None:
@@ -340,8 +344,7 @@ def _broadcast_to_shape(op):
 
 @BROADCAST_TO.set_gradient
 def _broadcast_to_grad(op, grad):
-    from tensorweave.ops.broadcast_gradient_ops import unbroadcast
-    return [unbroadcast(grad, op.inputs[0], op.outputs[0]), None]
+    return [broadcast_gradient_ops.unbroadcast(grad, op.inputs[0], op.outputs[0]), None]
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
@@ -368,7 +371,7 @@ def broadcast_shape_values(s0, s1):
         raise ValueError(f"Incompatible shapes for broadcasting: {list(s0)} and {list(s1)}") from None
 
 
-@register_constant_evaluator("BroadcastArgs")
+@BROADCAST_ARGS.set_constant_fn
 def _broadcast_args_value(op, index):
     s0, s1 = (constant_value(t) for t in op.inputs)
     if s0 is None or s1 is None:

@@ -17,8 +17,9 @@ from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor, holds_tensor, is_tensor_like
 from tensorweave.framework.tensor_util import (
-    constant_value, constant_value_as_shape, register_constant_evaluator,
+    constant_value, constant_value_as_shape,
 )
+from tensorweave.ops import fill_ops, shape_ops, state_ops, unary_math_ops
 from tensorweave.ops.control_flow_context import replace_value
 from tensorweave.ops.slice_spec import MASKS, UNKNOWN, dense_key, sliced_dims
 
@@ -120,19 +121,17 @@ def _shape_of(t, dtype):
     """t's shape as a 1-D tensor of ``dtype``: a constant when known while building."""
     if t.shape.is_fully_defined():
         return convert_to_tensor(np.asarray(t.shape.as_list(), dtype.as_numpy_dtype))
-    from tensorweave.ops import array_ops
-    return array_ops.shape(t, out_type=dtype)
+    return shape_ops.shape(t, out_type=dtype)
 
 
 def _ones_like_vector(v):
     n = v.shape[0].value if v.shape.ndims == 1 else None
     if n is not None:
         return convert_to_tensor(np.ones(n, v.dtype.as_numpy_dtype))
-    from tensorweave.ops import array_ops
-    return array_ops.ones_like(v)
+    return fill_ops.ones_like(v)
 
 
-@register_constant_evaluator("Slice")
+@SLICE.set_constant_fn
 def _slice_value(op, index):
     x, begin, size = (constant_value(t) for t in op.inputs)
     if x is None or begin is None or size is None:
@@ -180,7 +179,6 @@ def _strided_slice_grad_shape(op):
 
 @STRIDED_SLICE_ASSIGN.set_shape_fn
 def _strided_slice_assign_shape(op):
-    from tensorweave.ops import state_ops
     ref, begin, end, strides, value = op.inputs
     expected = _strided_shape(op, state_ops.handle_shape(ref), begin, end, strides)
     if not expected.is_compatible_with(value.shape):
@@ -203,7 +201,7 @@ def _strided_slice_grad_grad(op, grad):
                                              _masks(op), name="StridedSlice")]
 
 
-@register_constant_evaluator("StridedSlice")
+@STRIDED_SLICE.set_constant_fn
 def _strided_slice_value(op, index):
     x, begin, end, strides = (constant_value(t) for t in op.inputs)
     if x is None or begin is None or end is None or strides is None:
@@ -251,7 +249,6 @@ class _VariableSlice(Tensor):
     def assign(self, value, name=None):
         """Writes ``value`` (of exactly this slice's shape) into the variable; as a tensor, the result reads the
         variable after the write."""
-        from tensorweave.ops import variables
         var = self._variable
         value = convert_to_tensor(value, dtype=var.dtype, name="value")
         if not self.shape.is_compatible_with(value.shape):
@@ -263,7 +260,7 @@ class _VariableSlice(Tensor):
                 var.graph.colocate_with(var.handle, ignore_existing=True):
             op = apply_op("ResourceStridedSliceAssign", [var.handle, begin, end, strides, value], _masks(self.op),
                           name=name or "strided_slice_assign")
-        return variables._UnreadVariable(var, op)
+        return var._assigned(op)
 
 
 def _index_vectors(values):
@@ -292,8 +289,7 @@ def _as_index(value, dtype):
     value = convert_to_tensor(value)
     if value.dtype == dtype:
         return value
-    from tensorweave.ops import math_ops
-    return math_ops.cast(value, dtype)
+    return unary_math_ops.cast(value, dtype)
 
 
 # ---- Python indexing ---------------------------------------------------------------------------------------------
@@ -372,8 +368,5 @@ def slice_helper(tensor, key, var=None):
             begin.append(index)
             end.append(index + 1)
             strides.append(1)
-    from tensorweave.ops import variables
-    if var is None and isinstance(tensor, variables.Variable):
-        var = tensor
     tensor = convert_to_tensor(tensor)
     return strided_slice(tensor, begin, end, strides, var=var, name="strided_slice", **masks)

@@ -8,6 +8,7 @@ from tensorweave import dtypes
 from tensorweave.framework import common_shapes, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
+from tensorweave.ops import array_ops
 
 DEFS = OpDefList()
 
@@ -28,7 +29,6 @@ DEFS.define("StackCloseV2", inputs=["handle: resource"], is_stateful=True, grad=
 
 
 def stack(elem_type, max_size=-1, stack_name="", name=None):
-    from tensorweave.ops import array_ops
     size = array_ops.constant(max_size, dtype=dtypes.int32, name="max_size")
     return apply_op("StackV2", [size], {"elem_type": dtypes.as_dtype(elem_type), "stack_name": stack_name},
                     name=name or "Stack")
@@ -40,7 +40,3 @@ def stack_push(handle, elem, swap_memory=False, name=None):
 
 def stack_pop(handle, elem_type, name=None):
     return apply_op("StackPopV2", [handle], {"elem_type": dtypes.as_dtype(elem_type)}, name=name or "StackPop")
-
-
-def stack_close(handle, name=None):
-    return apply_op("StackCloseV2", [handle], name=name or "StackClose")

@@ -14,6 +14,7 @@ from tensorweave.framework import common_shapes, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
+from tensorweave.ops import array_ops, concat_split_ops, fill_ops, shape_ops
 
 DEFS = OpDefList()
 
@@ -93,10 +94,9 @@ def handle_dtype(handle):
 
 def zeros_like_value(handle):
     """Zeros shaped like the variable behind ``handle``: the gradient of a handle no read reached."""
-    from tensorweave.ops import array_ops
     shape = handle_shape(handle)
     dims = shape.as_list() if shape.is_fully_defined() else variable_shape(handle)
-    return array_ops.zeros(dims, handle_dtype(handle))
+    return fill_ops.zeros(dims, handle_dtype(handle))
 
 
 @READ.set_shape_fn
@@ -151,7 +151,6 @@ def _gather_shape(op):
 @GATHER.set_gradient
 def _gather_grad(op, grad):
     """IndexedSlices on the handle: only the rows read get a gradient."""
-    from tensorweave.ops import array_ops
     handle, indices = op.inputs
     params_shape = handle_shape(handle)
     if params_shape.is_fully_defined():
@@ -159,9 +158,9 @@ def _gather_grad(op, grad):
     else:
         dense_shape = variable_shape(handle, out_type=dtypes.int64)
     if indices.shape.ndims != 1:
-        size = array_ops.expand_dims(array_ops.size(indices, out_type=dtypes.int64), 0)
-        grad = array_ops.reshape(grad, array_ops.concat([size, dense_shape[1:]], 0))
-        indices = array_ops.reshape(indices, size)
+        size = shape_ops.expand_dims(shape_ops.size(indices, out_type=dtypes.int64), 0)
+        grad = shape_ops.reshape(grad, concat_split_ops.concat([size, dense_shape[1:]], 0))
+        indices = shape_ops.reshape(indices, size)
     return [IndexedSlices(grad, indices, dense_shape), None]
 
 
@@ -205,11 +204,6 @@ def resource_scatter(op_type, handle, indices, updates, name=None):
 
 def resource_count_up_to(handle, limit, dtype, name=None):
     return apply_op("ResourceCountUpTo", [handle], {"limit": limit, "T": dtype}, name=name or "ResourceCountUpTo")
-
-
-def destroy_resource_op(handle, ignore_lookup_error=True, name=None):
-    return apply_op("DestroyResourceOp", [handle], {"ignore_lookup_error": ignore_lookup_error},
-                    name=name or "DestroyResourceOp")
 
 
 # ---- TF1's functions over variables ------------------------------------------------------------------------

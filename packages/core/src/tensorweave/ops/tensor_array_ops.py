@@ -11,6 +11,8 @@ from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import array_ops, range_ops, shape_ops
+from tensorweave.ops.control_flow_ops import with_dependencies
 
 DEFS = OpDefList()
 
@@ -142,7 +144,6 @@ class TensorArray:
         return value
 
     def identity(self):
-        from tensorweave.ops import array_ops
         return TensorArray.from_flow(self, array_ops.identity(self._flow))
 
     def grad(self, source, flow=None, name=None):
@@ -174,8 +175,7 @@ class TensorArray:
                         name=name or "TensorArrayGather")
 
     def stack(self, name=None):
-        from tensorweave.ops import math_ops
-        return self.gather(math_ops.range(0, self.size()), name=name or "TensorArrayStack")
+        return self.gather(range_ops.range(0, self.size()), name=name or "TensorArrayStack")
 
     def scatter(self, indices, value, name=None):
         value = self._value(value, "scatter")
@@ -187,10 +187,9 @@ class TensorArray:
 
     def unstack(self, value, name=None):
         """Element i becomes value[i]."""
-        from tensorweave.ops import array_ops, math_ops
         value = self._value(value, "unstack")
-        count = array_ops.shape(value)[0]
-        return self.scatter(math_ops.range(0, count), value, name=name or "TensorArrayUnstack")
+        count = shape_ops.shape(value)[0]
+        return self.scatter(range_ops.range(0, count), value, name=name or "TensorArrayUnstack")
 
     def concat(self, name=None):
         element = self._element_shape[0]
@@ -237,8 +236,6 @@ def _grad_array(op, flow):
 
 def _after_forward(op, flow_grad):
     """The flow gradient, ordered after the forward op (so the gradient array sees its final size)."""
-    from tensorweave.ops import array_ops
-    from tensorweave.ops.control_flow_ops import with_dependencies
     return with_dependencies([array_ops.identity(op.outputs[0], name="flow_out").op], flow_grad,
                              name="write_barrier")
 

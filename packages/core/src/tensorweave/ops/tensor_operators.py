@@ -8,55 +8,54 @@ instances convert to tensors (variables, for example).
 """
 
 from tensorweave.framework.tensor import Tensor
+from tensorweave.ops import comparison_ops, math_ops, matmul_ops, slicing_ops, unary_math_ops
 
 __all__ = []
 
 
-def _math():
-    from tensorweave.ops import math_ops
-    return math_ops
-
-
-def _binary(fn_name):
+def _binary(module, fn_name):
     def forward(self, other):
-        return getattr(_math(), fn_name)(self, other)
+        return getattr(module, fn_name)(self, other)
 
     def reflected(self, other):
-        return getattr(_math(), fn_name)(other, self)
+        return getattr(module, fn_name)(other, self)
 
     forward.__name__, reflected.__name__ = fn_name, f"r{fn_name}"
     return forward, reflected
 
 
-def _unary(fn_name):
+def _unary(module, fn_name):
     def apply(self):
-        return getattr(_math(), fn_name)(self)
+        return getattr(module, fn_name)(self)
 
     apply.__name__ = fn_name
     return apply
 
 
 def _getitem(self, key):
-    from tensorweave.ops import array_ops
-    return array_ops.slice_helper(self, key)
+    return slicing_ops.slice_helper(self, key)
 
 
-_BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "truediv", "floordiv": "floordiv",
-           "mod": "floormod", "pow": "pow", "matmul": "matmul", "and": "logical_and", "or": "logical_or",
-           "xor": "logical_xor"}
-_COMPARISONS = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
-_UNARY = {"neg": "negative", "abs": "abs", "invert": "logical_not"}
+# Dunder name (without underscores) -> (module, function); the functions are looked up when an operator runs.
+_BINARY = {"add": (math_ops, "add"), "sub": (math_ops, "subtract"), "mul": (math_ops, "multiply"),
+           "truediv": (math_ops, "truediv"), "floordiv": (math_ops, "floordiv"), "mod": (math_ops, "floormod"),
+           "pow": (math_ops, "pow"), "matmul": (matmul_ops, "matmul"), "and": (comparison_ops, "logical_and"),
+           "or": (comparison_ops, "logical_or"), "xor": (comparison_ops, "logical_xor")}
+_COMPARISONS = {"lt": (comparison_ops, "less"), "le": (comparison_ops, "less_equal"),
+                "gt": (comparison_ops, "greater"), "ge": (comparison_ops, "greater_equal")}
+_UNARY = {"neg": (unary_math_ops, "negative"), "abs": (unary_math_ops, "abs"),
+          "invert": (comparison_ops, "logical_not")}
 
 
 def operator_methods():
     """Dunder name → method, for every operator a tensor supports (besides ``==``/``!=``, which stay identity)."""
     methods = {}
-    for dunder, fn_name in _BINARY.items():
-        methods[f"__{dunder}__"], methods[f"__r{dunder}__"] = _binary(fn_name)
-    for dunder, fn_name in _COMPARISONS.items():
-        methods[f"__{dunder}__"] = _binary(fn_name)[0]
-    for dunder, fn_name in _UNARY.items():
-        methods[f"__{dunder}__"] = _unary(fn_name)
+    for dunder, (module, fn_name) in _BINARY.items():
+        methods[f"__{dunder}__"], methods[f"__r{dunder}__"] = _binary(module, fn_name)
+    for dunder, (module, fn_name) in _COMPARISONS.items():
+        methods[f"__{dunder}__"] = _binary(module, fn_name)[0]
+    for dunder, (module, fn_name) in _UNARY.items():
+        methods[f"__{dunder}__"] = _unary(module, fn_name)
     methods["__getitem__"] = _getitem
     return methods
 

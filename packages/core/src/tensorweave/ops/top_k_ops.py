@@ -8,6 +8,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import concat_split_ops, range_ops, reduction_ops, segment_ops, shape_ops
 
 DEFS = OpDefList()
 
@@ -41,16 +42,15 @@ def _top_k_shape(op):
 @TOP_K.set_gradient
 def _top_k_grad(op, grad_values, grad_indices):
     """Scatters each row's value gradients back to the positions ``indices`` picked."""
-    from tensorweave.ops import array_ops, math_ops
     x, indices = op.inputs[0], op.outputs[1]
-    in_shape = array_ops.shape(x)
-    flat_indices = array_ops.reshape(indices, array_ops.stack([-1, array_ops.shape(indices)[-1]]))
-    rows = array_ops.shape(flat_indices)[0]
-    offsets = array_ops.expand_dims(math_ops.range(rows) * in_shape[-1], -1)
-    positions = array_ops.reshape(flat_indices + offsets, [-1])
-    scattered = math_ops.unsorted_segment_sum(array_ops.reshape(grad_values, [-1]), positions,
-                                              math_ops.reduce_prod(in_shape))
-    return [array_ops.reshape(scattered, in_shape), None]
+    in_shape = shape_ops.shape(x)
+    flat_indices = shape_ops.reshape(indices, concat_split_ops.stack([-1, shape_ops.shape(indices)[-1]]))
+    rows = shape_ops.shape(flat_indices)[0]
+    offsets = shape_ops.expand_dims(range_ops.range(rows) * in_shape[-1], -1)
+    positions = shape_ops.reshape(flat_indices + offsets, [-1])
+    scattered = segment_ops.unsorted_segment_sum(shape_ops.reshape(grad_values, [-1]), positions,
+                                              reduction_ops.reduce_prod(in_shape))
+    return [shape_ops.reshape(scattered, in_shape), None]
 
 
 @IN_TOP_K.set_shape_fn

@@ -11,8 +11,8 @@ from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
-from tensorweave.ops.concat_split_ops import check_axis, stack
+from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import concat_split_ops, range_ops, shape_ops, unary_math_ops
 
 DEFS = OpDefList()
 
@@ -67,20 +67,18 @@ def _transpose_grad(op, grad):
 def transpose(a, perm=None, name="transpose", conjugate=False):
     """Permutes the dimensions of ``a`` by ``perm`` (default: reversed, so a matrix is transposed).
     ``conjugate=True`` also conjugates complex values."""
-    from tensorweave.ops import array_ops, math_ops, range_ops
     a = convert_to_tensor(a, name="a")
     if conjugate and a.dtype.is_complex:
-        a = math_ops.conj(a)
+        a = unary_math_ops.conj(a)
     if perm is None:
         rank = a.shape.ndims
         perm = list(range(rank - 1, -1, -1)) if rank is not None else range_ops.range(
-            array_ops.rank(a) - 1, -1, -1)
+            shape_ops.rank(a) - 1, -1, -1)
     return apply_op("Transpose", [a, perm], name=name)
 
 
 def matrix_transpose(a, name="matrix_transpose", conjugate=False):
     """Transposes the last two dimensions of a (batch of) matrices."""
-    from tensorweave.ops import array_ops, range_ops
     a = convert_to_tensor(a, name="a")
     rank = a.shape.ndims
     if rank is not None and rank < 2:
@@ -89,8 +87,8 @@ def matrix_transpose(a, name="matrix_transpose", conjugate=False):
     if rank is not None:
         perm = list(range(rank - 2)) + [rank - 1, rank - 2]
     else:
-        r = array_ops.rank(a)
-        perm = array_ops.concat([range_ops.range(r - 2), stack([r - 1, r - 2])], 0)
+        r = shape_ops.rank(a)
+        perm = concat_split_ops.concat([range_ops.range(r - 2), concat_split_ops.stack([r - 1, r - 2])], 0)
     return transpose(a, perm, name=name, conjugate=conjugate)
 
 
@@ -106,7 +104,7 @@ def _invert_permutation_shape(op):
     return op.inputs[0].shape if op.inputs[0].shape.ndims is not None else tensor_shape.unknown_shape(1)
 
 
-@register_constant_evaluator("InvertPermutation")
+@INVERT_PERMUTATION.set_constant_fn
 def _invert_permutation_value(op, index):
     value = constant_value(op.inputs[0])
     if value is None:
@@ -134,7 +132,7 @@ def _reverse_shape(op):
     if value is not None and x.shape.ndims is not None:
         seen = set()
         for a in value.reshape(-1).tolist():
-            a = check_axis(int(a), x.shape.ndims, "the tensor to reverse")
+            a = concat_split_ops.check_axis(int(a), x.shape.ndims, "the tensor to reverse")
             if a in seen:
                 raise ValueError(f"axis {a} is given more than once in the reverse axes {value.tolist()}")
             seen.add(a)
@@ -170,8 +168,8 @@ def _reverse_sequence_shape(op):
     _check_vector(lengths, "seq_lengths")
     if x.shape.ndims is None:
         return x.shape
-    seq_dim = check_axis(op.get_attr("seq_dim"), x.shape.ndims, "the sequences (seq_axis)")
-    batch_dim = check_axis(op.get_attr("batch_dim"), x.shape.ndims, "the sequences (batch_axis)")
+    seq_dim = concat_split_ops.check_axis(op.get_attr("seq_dim"), x.shape.ndims, "the sequences (seq_axis)")
+    batch_dim = concat_split_ops.check_axis(op.get_attr("batch_dim"), x.shape.ndims, "the sequences (batch_axis)")
     if seq_dim == batch_dim:
         raise ValueError(f"seq_axis and batch_axis must differ, both are {seq_dim}")
     batch = x.shape[batch_dim]

@@ -7,17 +7,20 @@ gradients of their own, for second derivatives.
 
 from tensorweave import dtypes
 from tensorweave.framework import common_shapes
+from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.framework.tensor_util import constant_value, register_constant_evaluator
+from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import fill_ops, math_ops
 
 DEFS = OpDefList()
 
 __all__ = ["negative", "neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "square",
            "reciprocal", "tanh", "sigmoid", "sin", "cos", "floor", "ceil", "round", "conj", "is_finite", "is_nan",
-           "is_inf", "cast", "to_float", "to_double", "to_int32", "to_int64"]
+           "is_inf", "cast", "saturate_cast", "to_float", "to_double", "to_int32", "to_int64",
+           "to_complex64", "to_complex128"]
 
 _SIGNED = "T: {floating, int8, int16, int32, int64, complex64, complex128}"
 _INEXACT = "T: {floating, complex64, complex128}"
@@ -26,7 +29,7 @@ _INEXACT = "T: {floating, complex64, complex128}"
 def _unary(op_type, py_name, type_attr, doc, grad=None, output="y: T"):
     """Defines an elementwise op ``y = f(x)`` and returns (OpDef, wrapper named ``py_name``)."""
     op_def = DEFS.define(op_type, inputs=["x: T"], outputs=[output], attrs=[type_attr],
-                         shape_fn=common_shapes.unchanged_shape, grad=grad, doc=doc)
+                         shape_fn=common_shapes.unchanged_shape, grad=grad, is_elementwise=True, doc=doc)
 
     def wrapper(x, name=None):
         return apply_op(op_type, [x], name=name or op_type)
@@ -96,15 +99,14 @@ CONJ.set_gradient(lambda op, grad: [_conj(grad)])
 
 @SIGN.set_gradient
 def _sign_grad(op, grad):
-    from tensorweave.ops import array_ops
-    return [array_ops.zeros_like(op.inputs[0])]
+    return [fill_ops.zeros_like(op.inputs[0])]
 
 
 # ---- functions differentiated through their output, with fused gradient ops -----------------------------------
 def _output_grad_op(forward, doc):
     """Defines ``<forward>Grad(y, dy)`` and makes it the gradient of ``forward`` (fed the forward output)."""
     grad_op = DEFS.define(f"{forward.name}Grad", inputs=["y: T", "dy: T"], outputs=["z: T"], attrs=[_INEXACT],
-                          shape_fn=common_shapes.unchanged_shape, doc=doc)
+                          shape_fn=common_shapes.unchanged_shape, is_elementwise=True, doc=doc)
     forward.set_gradient(lambda op, grad: [apply_op(grad_op.name, [op.outputs[0], grad], name=grad_op.name)])
     return grad_op
 
@@ -155,7 +157,7 @@ def _sigmoid_grad_grad(op, grad):
 _CASTABLE = "{numeric, bool}"
 CAST = DEFS.define("Cast", inputs=["x: SrcT"], outputs=["y: DstT"],
                    attrs=[f"SrcT: {_CASTABLE}", f"DstT: {_CASTABLE}", "Truncate: bool = False"],
-                   shape_fn=common_shapes.unchanged_shape,
+                   shape_fn=common_shapes.unchanged_shape, is_elementwise=True,
                    doc="x converted to DstT (floats to integers truncate toward zero; nonzero becomes True).")
 
 
@@ -167,7 +169,7 @@ def _cast_grad(op, grad):
     return [cast(grad, src) if passes else None]
 
 
-@register_constant_evaluator("Cast")
+@CAST.set_constant_fn
 def _cast_value(op, index):
     value = constant_value(op.inputs[0])
     return None if value is None else value.astype(op.get_attr("DstT").as_numpy_dtype)
@@ -184,6 +186,18 @@ def cast(x, dtype, name=None):
     return apply_op("Cast", [x], {"DstT": dtype}, name=name or "Cast")
 
 
+def saturate_cast(value, dtype, name=None):
+    """``value`` clamped to ``dtype``'s range, then cast (TF's saturate_cast: no wrap-around on overflow)."""
+    dtype = dtypes.as_dtype(dtype).base_dtype
+    with graph_mod.name_scope(name, "saturate_cast", [value]) as scope:
+        value = convert_to_tensor(value, name="value")
+        if value.dtype.min < dtype.min:
+            value = math_ops.maximum(value, convert_to_tensor(dtype.min, dtype=value.dtype, name="min"))
+        if value.dtype.max > dtype.max:
+            value = math_ops.minimum(value, convert_to_tensor(dtype.max, dtype=value.dtype, name="max"))
+        return cast(value, dtype, name=scope)
+
+
 def to_float(x, name="ToFloat"):
     return cast(x, dtypes.float32, name=name)
 
@@ -198,3 +212,11 @@ def to_int32(x, name="ToInt32"):
 
 def to_int64(x, name="ToInt64"):
     return cast(x, dtypes.int64, name=name)
+
+
+def to_complex64(x, name="ToComplex64"):
+    return cast(x, dtypes.complex64, name=name)
+
+
+def to_complex128(x, name="ToComplex128"):
+    return cast(x, dtypes.complex128, name=name)

@@ -25,7 +25,7 @@ __all__ = ["AUTO_REUSE", "VariableScope", "fixed_size_partitioner", "get_local_v
            "get_variable_scope", "min_max_variable_partitioner", "no_regularizer", "variable_axis_size_partitioner",
            "variable_op_scope", "variable_scope"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 class _ReuseMode(enum.Enum):
@@ -111,8 +111,12 @@ class VariableScope:
 
     def get_variable(self, var_store, name, shape=None, dtype=None, initializer=None, regularizer=None,
                      reuse=None, trainable=None, collections=None, caching_device=None, partitioner=None,
-                     validate_shape=True, use_resource=None, custom_getter=None, constraint=None, **unused):
-        """``var_store.get_variable`` with this scope's defaults and its name as prefix."""
+                     validate_shape=True, use_resource=None, custom_getter=None, constraint=None,
+                     synchronization=None, aggregation=None):
+        """``var_store.get_variable`` with this scope's defaults and its name as prefix.
+
+        ``use_resource``, ``synchronization`` and ``aggregation`` are TF1's and ignored: every variable here is
+        one kind, and there are no distribution strategies to synchronize or aggregate for."""
         full_name = f"{self._name}/{name}" if self._name else name  # "" names the scope itself ("scope/")
         if reuse is None:
             reuse = self._reuse
@@ -175,7 +179,7 @@ def _scope_store(graph=None):
 
 
 def _variable_store(graph=None):
-    from tensorweave.ops.variable_store import VariableStore
+    from tensorweave.ops.variable_store import VariableStore  # on the first get_variable: start-up time
     return _graph_singleton(("__variable_store",), VariableStore, graph)
 
 
@@ -218,8 +222,8 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
 
 def get_local_variable(name, shape=None, dtype=None, initializer=None, regularizer=None, trainable=False,
                        collections=None, caching_device=None, partitioner=None, validate_shape=True,
-                       use_resource=None, custom_getter=None, constraint=None, **unused):
-    """As get_variable, in LOCAL_VARIABLES and not trainable."""
+                       use_resource=None, custom_getter=None, constraint=None, synchronization=None, aggregation=None):
+    """As get_variable, in LOCAL_VARIABLES and not trainable (``synchronization``, ``aggregation`` ignored)."""
     collections = [GraphKeys.LOCAL_VARIABLES] + list(collections or [])
     return get_variable(name, shape, dtype, initializer, regularizer, False, collections, caching_device,
                         partitioner, validate_shape, use_resource, custom_getter, constraint)

@@ -12,9 +12,9 @@ from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops import init_ops, partitioned_variables as pv, variables
+from tensorweave.ops import init_ops, partitioned_variables as pv, slicing_ops, variables
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 def _no_argument_callable(initializer):
@@ -53,7 +53,7 @@ class VariableStore:
 
     def get_variable(self, name, shape=None, dtype=dtypes.float32, initializer=None, regularizer=None, reuse=None,
                      trainable=None, collections=None, caching_device=None, partitioner=None, validate_shape=True,
-                     custom_getter=None, constraint=None, **unused):
+                     custom_getter=None, constraint=None):
         dtype = dtypes.as_dtype(dtype)
         trainable = True if trainable is None else trainable
         kwargs = dict(shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer, reuse=reuse,
@@ -67,7 +67,9 @@ class VariableStore:
 
     def _true_getter(self, name, shape=None, dtype=dtypes.float32, initializer=None, regularizer=None, reuse=None,
                      trainable=True, collections=None, caching_device=None, partitioner=None, validate_shape=True,
-                     constraint=None, **unused):
+                     constraint=None, use_resource=None, synchronization=None, aggregation=None):
+        # A custom getter may pass TF1's use_resource, synchronization and aggregation on: ignored, as in
+        # VariableScope.get_variable.
         dtype = dtypes.as_dtype(dtype)
         args = (name, shape, dtype, initializer, regularizer, reuse, trainable, collections, caching_device,
                 validate_shape, constraint)
@@ -135,7 +137,6 @@ class VariableStore:
 
     def _partitioned(self, partitioner, name, shape, dtype, initializer, regularizer, reuse, trainable, collections,
                      caching_device, validate_shape, constraint):
-        from tensorweave.ops import array_ops
         if name in self._vars:
             raise ValueError(f"A partitioner was provided, but an unpartitioned version of the variable was found: "
                              f"{name}. Perhaps a variable of the same name was already created without "
@@ -166,7 +167,7 @@ class VariableStore:
             if initializer is not None and not callable(initializer):
                 with graph_mod.name_scope(shard_name + "/PartitionedInitializer"):
                     value = initializer if isinstance(initializer, Tensor) else convert_to_tensor(initializer, dtype)
-                    init, init_shape, shard_dtype = array_ops.slice(value, offset, shard_shape), None, value.dtype
+                    init, init_shape, shard_dtype = slicing_ops.slice(value, offset, shard_shape), None, value.dtype
             with graph_mod.name_scope(None):
                 shard = self._single(shard_name, init_shape, shard_dtype, init, regularizer, reuse, trainable,
                                      collections, caching_device, validate_shape, constraint, partition_info=info)

@@ -12,10 +12,13 @@ import numpy as np
 
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, tensor_shape
+from tensorweave.framework.default_session import get_default_session_or_raise
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor_conversion import convert_to_tensor, register_tensor_conversion_function
-from tensorweave.ops import state_ops
+from tensorweave.ops import (
+    array_ops, comparison_ops, concat_split_ops, cond as cond_ops, control_flow_ops, mask_ops, slicing_ops, state_ops,
+)
 from tensorweave.ops.tensor_operators import attach_operators
 
 __all__ = ["Variable", "VariableV1", "all_variables", "assert_variables_initialized", "global_variables",
@@ -90,7 +93,6 @@ class Variable:
                         read = state_ops.read_variable_op(handle, initial_value.dtype)
                 cached = None
                 if caching_device is not None:
-                    from tensorweave.ops import array_ops
                     with graph.device(caching_device):
                         cached = array_ops.identity(read, name="cached")
         self._setup(handle, initial_value.dtype, var_shape, read)
@@ -226,9 +228,8 @@ class Variable:
 
     def initialized_value(self):
         """The value, or the initial value when not initialized yet: for initial values of other variables."""
-        from tensorweave.ops import control_flow_ops
         with self.graph.as_default(), init_scope(self.graph):
-            return control_flow_ops.cond(self.is_initialized(), self.read_value, lambda: self._initial_value)
+            return cond_ops.cond(self.is_initialized(), self.read_value, lambda: self._initial_value)
 
     def is_initialized(self, name=None):
         """A bool tensor: whether the variable has a value in the session that runs it."""
@@ -236,12 +237,10 @@ class Variable:
             return state_ops.var_is_initialized_op(self._handle, name=name or "IsInitialized")
 
     def eval(self, session=None):
-        from tensorweave.runtime.session import get_default_session_or_raise
         return get_default_session_or_raise(session, self._graph_element).run(self)
 
     def load(self, value, session=None):
         """Sets the value from Python by feeding the initializer (adds no ops to the graph)."""
-        from tensorweave.runtime.session import get_default_session_or_raise
         session = get_default_session_or_raise(session, self._graph_element)
         session.run(self._initializer_op, {self._initializer_op.inputs[1]: value})
 
@@ -260,6 +259,10 @@ class Variable:
         with self.graph.colocate_with(self._handle, ignore_existing=True):
             op = builder(self._handle, value, name=name)
         return _UnreadVariable(self, op) if read_value else op
+
+    def _assigned(self, op):
+        """What an update of this variable returns: it runs ``op`` when fetched, and reads after it as a tensor."""
+        return _UnreadVariable(self, op)
 
     def assign(self, value, use_locking=None, name=None, read_value=True):
         """Sets the value. Returns something that runs the assignment and, used as a tensor, reads after it."""
@@ -341,7 +344,13 @@ class _UnreadVariable(Variable):
             return super()._scatter(op_type, sparse_delta, name)
 
 
+def _slice_variable(variable, key):
+    """``variable[key]``: a slice of its value that can also be assigned (``v[1:3].assign(value)``)."""
+    return slicing_ops.slice_helper(variable, key, var=variable)
+
+
 attach_operators(Variable)  # + - * / ... and indexing act on the variable's value, as on a tensor
+Variable.__getitem__ = _slice_variable
 
 
 register_tensor_conversion_function(
@@ -379,7 +388,6 @@ def moving_average_variables(scope=None):
 # ---- initialization ----------------------------------------------------------------------------------
 def variables_initializer(var_list, name="init"):
     """One op running the initializers of ``var_list`` (a no-op for an empty list)."""
-    from tensorweave.ops import control_flow_ops
     var_list = list(var_list)
     if not var_list:
         return control_flow_ops.no_op(name=name)
@@ -412,19 +420,17 @@ def _default_var_list(var_list):
 
 def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
     """A 1-D string tensor with the names of the variables in ``var_list`` that have no value yet."""
-    from tensorweave.ops import array_ops, math_ops
     var_list = _default_var_list(var_list)
     with graph_mod.name_scope(name):
         if not var_list:
             return array_ops.constant(np.array([], dtype=object), dtype=dtypes.string)
-        initialized = array_ops.stack([v.is_initialized() for v in var_list])
+        initialized = concat_split_ops.stack([v.is_initialized() for v in var_list])
         names = array_ops.constant([v.op.name for v in var_list], dtype=dtypes.string)
-        return array_ops.boolean_mask(names, math_ops.logical_not(initialized))
+        return mask_ops.boolean_mask(names, comparison_ops.logical_not(initialized))
 
 
 def assert_variables_initialized(var_list=None):
     """An op that fails with FailedPreconditionError naming the first uninitialized variable it reads."""
-    from tensorweave.ops import control_flow_ops
     var_list = _default_var_list(var_list)
     if not var_list:
         return None

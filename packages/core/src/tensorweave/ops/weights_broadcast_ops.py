@@ -2,7 +2,11 @@
 losses' rank whose every dimension is 1 or the losses' own. Weights never gain or lose dimensions, so a
 [batch] weight cannot silently spread over a [batch, classes] loss along the wrong axis."""
 
+from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import (
+    comparison_ops, concat_split_ops, fill_ops, logging_ops, reduction_ops, shape_ops, slicing_ops,
+)
 
 __all__ = []
 
@@ -13,7 +17,6 @@ _RULE = ("weights must be a scalar or have the losses' rank with each dimension 
 def assert_broadcastable(weights, values):
     """None when the static shapes show that ``weights`` broadcast to ``values``; a ValueError when they show
     they do not; otherwise an Assert op that checks the shapes when it runs."""
-    from tensorweave.ops import array_ops, logging_ops, math_ops
     weights, values = convert_to_tensor(weights, name="weights"), convert_to_tensor(values, name="values")
     w, v = weights.shape, values.shape
     if w.ndims == 0:
@@ -31,14 +34,14 @@ def assert_broadcastable(weights, values):
                                  f"{axis} is {a}, but must be 1 or {b}; {_RULE}")
         if not undecided:
             return None
-    weights_shape, values_shape = array_ops.shape(weights), array_ops.shape(values)
-    weights_rank, values_rank = array_ops.size(weights_shape), array_ops.size(values_shape)
-    padded = array_ops.slice(array_ops.concat([weights_shape, array_ops.ones_like(values_shape)], 0), [0],
-                             array_ops.reshape(values_rank, [1]))
-    dims_fit = math_ops.reduce_all(math_ops.logical_or(math_ops.equal(padded, 1),
-                                                       math_ops.equal(padded, values_shape)))
-    valid = math_ops.logical_or(math_ops.equal(weights_rank, 0),
-                                math_ops.logical_and(math_ops.equal(weights_rank, values_rank), dims_fit))
+    weights_shape, values_shape = shape_ops.shape(weights), shape_ops.shape(values)
+    weights_rank, values_rank = shape_ops.size(weights_shape), shape_ops.size(values_shape)
+    padded = slicing_ops.slice(concat_split_ops.concat([weights_shape, fill_ops.ones_like(values_shape)], 0), [0],
+                             shape_ops.reshape(values_rank, [1]))
+    dims_fit = reduction_ops.reduce_all(comparison_ops.logical_or(comparison_ops.equal(padded, 1),
+                                                       comparison_ops.equal(padded, values_shape)))
+    valid = comparison_ops.logical_or(comparison_ops.equal(weights_rank, 0),
+                                comparison_ops.logical_and(comparison_ops.equal(weights_rank, values_rank), dims_fit))
     return logging_ops.Assert(valid, [f"weights cannot be broadcast to losses: {_RULE}. weights.shape=",
                                       weights_shape, "losses.shape=", values_shape], summarize=10,
                               name="assert_broadcastable")
@@ -46,12 +49,10 @@ def assert_broadcastable(weights, values):
 
 def broadcast_weights(weights, values):
     """``weights`` broadcast to the shape of ``values``, after checking that TF's rule allows it."""
-    from tensorweave.framework import graph as graph_mod
-    from tensorweave.ops import array_ops
     weights, values = convert_to_tensor(weights, name="weights"), convert_to_tensor(values, name="values")
     if weights.shape.is_fully_defined() and weights.shape.is_compatible_with(values.shape) \
             and values.shape.is_fully_defined():
         return weights
     check = assert_broadcastable(weights, values)
     with graph_mod.control_dependencies([check] if check is not None else []):
-        return weights * array_ops.ones_like(values, dtype=weights.dtype)
+        return weights * fill_ops.ones_like(values, dtype=weights.dtype)

@@ -7,15 +7,17 @@ executor runs iterations in frames, up to ``parallel_iterations`` at once.
 """
 
 from tensorweave import dtypes
-from tensorweave.framework import nest
-from tensorweave.framework import tensor_shape
+from tensorweave.framework import graph as graph_mod, nest, tensor_shape
 from tensorweave.framework.operation import user_frame
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops import control_flow_ops
+from tensorweave.ops import array_ops, comparison_ops, control_flow_ops, math_ops
 from tensorweave.ops.control_flow_context import (
     ControlFlowContext, create_outside_contexts, enclosing_control_pivot, in_context, is_loop_constant_enter,
     is_loop_exit, while_context_of,
 )
+from tensorweave.ops.tensor_array_ops import TensorArray
+
+__all__ = ["while_loop"]
 
 
 class WhileContext(ControlFlowContext):
@@ -123,7 +125,6 @@ class WhileContext(ControlFlowContext):
         """An op of this loop that runs after ``external_op`` (a control input from outside the loop)."""
         token = self._control_tokens.get(external_op)
         if token is None:
-            from tensorweave.ops import array_ops
             with in_context(self.graph, self.outer_context), self.graph.control_dependencies([external_op]):
                 after = array_ops.constant(True, name="control_token")
             token = self._control_tokens[external_op] = self.add_value(after).op
@@ -132,8 +133,6 @@ class WhileContext(ControlFlowContext):
     # ---- building the loop -----------------------------------------------------------------------
     def build_loop(self, cond_fn, body_fn, loop_vars, shape_invariants, outer_deps, limited=False):
         """Adds the loop; returns the exits packed like the body's result."""
-        from tensorweave.ops import array_ops
-        from tensorweave.ops.tensor_array_ops import TensorArray
         flat_orig = nest.flatten(loop_vars)
         flat = [v.flow if isinstance(v, TensorArray) else convert_to_tensor(v) for v in flat_orig]
         names = [f"{path} (tensor {t.name!r})" for path, t in zip(_var_names(loop_vars, limited), flat)]
@@ -176,7 +175,6 @@ class WhileContext(ControlFlowContext):
 
 def _rewrap(flat_orig, tensors):
     """Loop tensors with TensorArrays put back where the loop variables were TensorArrays."""
-    from tensorweave.ops.tensor_array_ops import TensorArray
     return [TensorArray.from_flow(o, t) if isinstance(o, TensorArray) else t for o, t in zip(flat_orig, tensors)]
 
 
@@ -279,7 +277,6 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     variable comes back unwrapped unless ``return_same_structure``. ``back_prop=False`` saves nothing
     for gradients; ``swap_memory`` is accepted and ignored (values stay in host memory).
     """
-    from tensorweave.framework import graph as graph_mod
     if not callable(cond) or not callable(body):
         raise TypeError(f"tf.while_loop needs callable cond and body, got {cond!r} and {body!r}")
     if loop_vars is None or (isinstance(loop_vars, (list, tuple)) and not loop_vars):
@@ -303,7 +300,6 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
 
 def _with_iteration_limit(cond, body, loop_vars, shape_invariants, maximum_iterations):
     """Adds an iteration counter so the loop stops after ``maximum_iterations``."""
-    from tensorweave.ops import array_ops, math_ops
     limit = convert_to_tensor(maximum_iterations, name="maximum_iterations")
     if limit.shape.ndims not in (None, 0) or not limit.dtype.is_integer:
         raise ValueError(f"tf.while_loop: maximum_iterations must be a scalar integer, got {limit.dtype.name} "
@@ -312,7 +308,7 @@ def _with_iteration_limit(cond, body, loop_vars, shape_invariants, maximum_itera
     star = isinstance(loop_vars, (list, tuple))
 
     def limited_cond(i, lv):
-        return math_ops.logical_and(math_ops.less(i, limit), cond(*lv) if star else cond(lv))
+        return comparison_ops.logical_and(comparison_ops.less(i, limit), cond(*lv) if star else cond(lv))
 
     def limited_body(i, lv):
         result = _as_sequence_like(lv, body(*lv) if star else body(lv))

@@ -1,6 +1,6 @@
 """The cost model of the white paper: how long each op takes on a device and how long each
-cross-device edge takes to travel, first estimated from shapes (flops and bytes per op type),
-then replaced by times measured in traced steps.
+cross-device edge takes to travel, first estimated from shapes (flops from each OpDef's ``flops_fn``,
+bytes), then replaced by times measured in traced steps.
 
 The placer's simulated execution and the executor's choice between straight-line and parallel
 execution read it; ``Session.run`` with ``RunOptions(trace_level=...)`` feeds it.
@@ -8,88 +8,14 @@ execution read it; ``Session.run`` with ``RunOptions(trace_level=...)`` feeds it
 
 import threading
 
+from tensorweave.framework.flops import num_elements
+from tensorweave.framework.registry import get_registries
+
 PER_OP_SECONDS = 2e-6  # one kernel call's fixed cost (Python dispatch, numpy's own overhead)
 TRANSFER_SECONDS = 2e-5  # one Send/Recv pair's fixed cost inside a process
 NETWORK_BYTES_PER_SECOND = 1e9  # between tasks, until a transport says otherwise
-UNKNOWN_DIM = 1  # a dimension unknown before the run counts as this many elements
 HEAVY_SECONDS = 5e-5  # ops at least this long are worth running on a thread beside others
 _SMOOTHING = 0.5  # weight of the newest measurement
-# ops that move no data: plumbing, and the ones whose kernel hands its input on (a reference, not a copy)
-_PLUMBING = frozenset(("_Arg", "_Retval", "_Send", "_Recv", "_ControlToken", "NoOp", "Identity", "IdentityN",
-                       "StopGradient", "PreventGradient"))
-
-
-def num_elements(shape):
-    """Elements of a static shape; unknown dimensions count as UNKNOWN_DIM, unknown rank as one."""
-    dims = None if shape is None else shape.as_tuple()
-    if dims is None:
-        return 1
-    n = 1
-    for d in dims:
-        n *= UNKNOWN_DIM if d is None else d
-    return n
-
-
-def _dims(shape):
-    dims = None if shape is None else shape.as_tuple()
-    return None if dims is None else [UNKNOWN_DIM if d is None else d for d in dims]
-
-
-def _input_shape(node, i):
-    src, slot = node.inputs[i]
-    return src.output_shapes[slot]
-
-
-def _matmul_flops(node):
-    a = _dims(_input_shape(node, 0))
-    out = node.output_shapes[0]
-    if a is None or len(a) < 2:
-        return None
-    transposed = node.attrs.get("transpose_a", False) or node.attrs.get("adj_x", False)
-    k = a[-2] if transposed else a[-1]
-    return 2 * num_elements(out) * k
-
-
-def _conv_flops(node):
-    filt = _dims(_input_shape(node, 1))
-    if filt is None or len(filt) != 4:
-        return None
-    return 2 * num_elements(node.output_shapes[0]) * filt[0] * filt[1] * filt[2]
-
-
-def _conv_backprop_flops(node):
-    filt = _dims(_input_shape(node, 1)) if node.op_type.endswith("Input") else None
-    grad = _dims(_input_shape(node, 2))
-    if grad is None:
-        return None
-    taps = filt[0] * filt[1] * filt[2] if filt is not None and len(filt) == 4 else 9
-    n = 1
-    for d in grad:
-        n *= d
-    return 2 * n * taps
-
-
-def _fused_flops(node):
-    return num_elements(node.output_shapes[0]) * len(node.attrs.get("fused_ops", ()))
-
-
-FLOPS = {
-    "_FusedElementwise": _fused_flops,
-    "MatMul": _matmul_flops,
-    "BatchMatMul": _matmul_flops,
-    "BatchMatMulV2": _matmul_flops,
-    "Conv2D": _conv_flops,
-    "Conv2DBackpropInput": _conv_backprop_flops,
-    "Conv2DBackpropFilter": _conv_backprop_flops,
-}
-"""Op type -> fn(node) giving its floating-point operations (None: use the default estimate).
-Plugins may add their own op types here."""
-
-
-INTRA_OP_PARALLEL = frozenset(("MatMul", "BatchMatMul", "BatchMatMulV2", "Conv2D", "Conv2DBackpropInput",
-                               "Conv2DBackpropFilter"))
-"""Op types whose host kernels already use every core (BLAS): overlapping them with other ops on
-threads gains nothing (measured: two 1024² products take as long either way on 2 cores)."""
 
 
 def output_bytes(node, slot):
@@ -113,10 +39,10 @@ class CostModel:
             measured = self._seconds.get((node.name, device.device_type))
             if measured is not None:
                 return measured
-        if node.op_type in _PLUMBING or node.op_def.executor_role is not None:
-            return PER_OP_SECONDS / 4
-        rule = FLOPS.get(node.op_type)
-        flops = rule(node) if rule is not None else None
+        op_def = node.op_def
+        if op_def.is_plumbing or op_def.is_pass_through or op_def.executor_role is not None:
+            return PER_OP_SECONDS / 4  # moves no data: hands a value on, or is run by the executor itself
+        flops = op_def.flops_fn(node) if op_def.flops_fn is not None else None
         moved = 0
         for src, slot in node.inputs:
             moved += self.tensor_bytes(src, slot)
@@ -156,13 +82,13 @@ class CostModel:
         """How much heavy work could overlap: heavy work in all minus heavy work on the longest path.
 
         Light ops count as zero (a second thread only contends for the GIL on them), and so do ops whose
-        host kernels already run on every core (``INTRA_OP_PARALLEL``).
+        host kernels already run on every core (``OpDef.is_intra_op_parallel``).
         """
         in_part = {id(n) for n in nodes}
         longest = {}
         total = 0.0
         for node in nodes:
-            if device.is_host and node.op_type in INTRA_OP_PARALLEL:
+            if device.is_host and node.op_def.is_intra_op_parallel:
                 cost = 0.0
             else:
                 cost = self.compute_seconds(node, device)
@@ -178,11 +104,13 @@ class CostModel:
     # ---- measurements --------------------------------------------------------------------
     def observe(self, step_stats):
         """Takes the op times and output sizes of a traced step (``RunMetadata.step_stats``)."""
+        ops = get_registries().ops
         with self._lock:
             for dev in step_stats.dev_stats:
                 device_type = dev.device.rsplit("/device:", 1)[-1].split(":")[0]
                 for ns in dev.node_stats:
-                    if ns.op_type in ("_Send", "_Recv", "_Arg", "_Retval", "_ControlToken"):
+                    op_def = ops.get(ns.op_type)
+                    if op_def is not None and op_def.is_plumbing:
                         continue  # their times are waiting, not work
                     seconds = max(ns.op_end_rel_micros - ns.op_start_rel_micros, 0) / 1e6
                     key = (ns.node_name, device_type)

@@ -4,12 +4,12 @@ import threading
 
 from tensorweave import errors
 from tensorweave.framework.device_spec import DeviceSpec
+from tensorweave.framework.registry import get_registries
 from tensorweave.runtime.device import DeviceContext
 
 
 class DeviceMgr:
     def __init__(self, config=None, job="localhost", replica=0, task=0):
-        from tensorweave.plugins import get_registries
         self.name_prefix = f"/job:{job}/replica:{replica}/task:{task}"
         self.job, self.replica, self.task = job, replica, task
         counts = dict(getattr(config, "device_count", None) or {})

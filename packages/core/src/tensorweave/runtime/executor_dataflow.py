@@ -31,7 +31,6 @@ from heapq import heappop, heappush
 import numpy as np
 
 from tensorweave import errors
-from tensorweave.runtime.cost_model import INTRA_OP_PARALLEL
 from tensorweave.runtime.executor_frames import DEAD, JOIN, MERGE, Frame, FrameState
 from tensorweave.runtime.executor_linear import is_multi_output
 from tensorweave.runtime.frame_check import check_frames
@@ -81,7 +80,7 @@ class DataflowExecutor:
             item.transfer = node.op_type == "_Send"  # a Send runs even when dead, to tell its Recv
             item.receives = node.op_type == "_Recv"
             item.heavy = cost_model is not None and num_threads > 1 and cost_model.is_heavy(node, device) and not (
-                device.is_host and node.op_type in INTRA_OP_PARALLEL)  # a BLAS kernel already uses every core
+                device.is_host and node.op_def.is_intra_op_parallel)  # a BLAS kernel already uses every core
             item.control_trigger = node.op_type == "ControlTrigger"  # runs, and is live, even when dead
             item.is_constant_enter = item.role == "enter" and bool(node.attrs.get("is_constant", False))
             item.frame_name = node.attrs.get("frame_name") if item.role == "enter" else None
@@ -162,22 +161,34 @@ class _Run(FrameState):
         # short ones a second thread only contends. Kernels that may block always free their thread.
         self.eager = ex.num_threads > 1 and (ex.seconds_per_node or 0.0) >= PARALLEL_NODE_SECONDS
         self.error = None
+        self.unlocated = False  # the error is the step's cancellation, not yet tied to an op
+        self.stopped_at = None  # after a cancellation, the node a busy step was at
         self.stats = step.stats
         self.root = Frame("", None, 0, 1, 0)
 
     # ---- driving ----------------------------------------------------------------------
     def execute(self):
-        with self.lock:
-            for item in self.ex.roots:
-                self._schedule(item, self.root, 0, False, [])
-        helpers = []
-        if self.ex.num_threads > 1 and self.ex.pool is not None:
-            helpers = [self.ex.pool.submit(self._drain, True) for _ in range(self.ex.num_threads - 1)]
-        self._drain()
-        for h in helpers:
-            if not h.cancel():  # a helper still queued behind other steps' work is not waited for
-                h.result()
+        cancellation = self.step.cancellation
+        token = cancellation.register(self._cancelled)  # a deadline or a closed session stops a busy step too
+        if token is None:
+            self._cancelled(cancellation.error)
+        try:
+            with self.lock:
+                for item in self.ex.roots:
+                    self._schedule(item, self.root, 0, False, [])
+            helpers = []
+            if self.ex.num_threads > 1 and self.ex.pool is not None:
+                helpers = [self.ex.pool.submit(self._drain, True) for _ in range(self.ex.num_threads - 1)]
+            self._drain()
+            for h in helpers:
+                if not h.cancel():  # a helper still queued behind other steps' work is not waited for
+                    h.result()
+        finally:
+            if token is not None:
+                cancellation.deregister(token)
         if self.error is not None:
+            if self.unlocated and self.stopped_at is not None:
+                raise wrap_error(self.stopped_at, self.error)  # no kernel failed: name where the step was
             raise self.error
         for item in self.ex.items:
             if item.role == "retval" and not self.filled[item.node.attrs["index"]]:
@@ -269,6 +280,8 @@ class _Run(FrameState):
     def _process(self, item, frame, it, dead, inputs):
         """Runs one node; returns its outputs (None if it failed), or _ASYNC if a callback completes it."""
         if self.error is not None:
+            if self.stopped_at is None:
+                self.stopped_at = item.node  # taken just as the step was cancelled
             return None
         role = item.role
         stats = self.stats
@@ -336,9 +349,18 @@ class _Run(FrameState):
 
     def _fail(self, error):
         with self.lock:
-            if self.error is None:
-                self.error = error
+            if self.error is None or self.unlocated:  # a kernel's own error says where the step waited
+                self.error, self.unlocated = error, False
         self.step.cancel(error)
+
+    def _cancelled(self, error):
+        """The step was cancelled (a deadline, a closed session, another partition's error): no more
+        nodes run, and the in-flight ones end as their kernels see the cancellation."""
+        with self.lock:
+            if self.error is None:
+                self.error, self.unlocated = error, True
+                if self.ready:  # the node it would have run next says where a busy step was
+                    self.stopped_at = self.ready[0][2].node
 
     def _complete(self, item, frame, it, dead, outputs):
         with self.lock:
@@ -346,8 +368,11 @@ class _Run(FrameState):
 
     def _finish(self, item, frame, it, dead, outputs):
         """Propagates a node's outputs and retires it (with the lock held)."""
-        if outputs is not None and self.error is None:
-            if item.frame_op:
+        if outputs is not None:
+            if self.error is not None:
+                if self.stopped_at is None:
+                    self.stopped_at = item.node  # it ran as the step was cancelled: its outputs go nowhere
+            elif item.frame_op:
                 self._propagate(item, frame, it, outputs, dead and not item.control_trigger)
             else:
                 self._activate(item, outputs, dead and not item.control_trigger, frame, it)

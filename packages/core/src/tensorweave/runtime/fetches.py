@@ -2,14 +2,7 @@
 
 from tensorweave.framework.operation import Operation
 from tensorweave.framework.tensor import Tensor
-
-# type -> (expand(obj) -> list of fetchable elements, combine(values) -> result)
-_fetch_conversions = []
-
-
-def register_fetch_conversion(cls, expand, combine):
-    """Lets ``Session.run`` fetch ``cls`` objects (IndexedSlices, SparseTensor, ...) element-wise."""
-    _fetch_conversions.append((cls, expand, combine))
+from tensorweave.framework.tensor_conversion import fetch_conversion
 
 
 class FetchPlan:
@@ -42,10 +35,11 @@ class FetchPlan:
     def _parse(self, fetch):
         if fetch is None:
             raise TypeError("fetch argument None is invalid: fetch a Tensor, an Operation or their names")
-        for cls, expand, combine in _fetch_conversions:
-            if isinstance(fetch, cls):
-                subs = [self._parse(x) for x in expand(fetch)]
-                return lambda values: combine([b(values) for b in subs])
+        conversion = fetch_conversion(fetch)
+        if conversion is not None:
+            expand, combine = conversion
+            subs = [self._parse(x) for x in expand(fetch)]
+            return lambda values: combine([b(values) for b in subs])
         if isinstance(fetch, (list, tuple)):
             subs = [self._parse(x) for x in fetch]
             if isinstance(fetch, tuple) and hasattr(fetch, "_fields"):

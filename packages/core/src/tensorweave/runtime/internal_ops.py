@@ -10,6 +10,7 @@ decompressing 16-bit transfers.
 import numpy as np
 
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
+from tensorweave.runtime.executor_dataflow import DEAD
 from tensorweave.runtime.rendezvous import make_key
 
 DEFS = OpDefList()
@@ -18,14 +19,16 @@ _KEY_ATTRS = ["tensor_name: string", "send_device: string", "send_device_incarna
               "recv_device: string", "compress: string = ''"]
 
 DEFS.define("_Arg", outputs=["output: T"], attrs=["T: any", "index: int"], grad=NOT_DIFFERENTIABLE,
+            is_plumbing=True, is_placeholder=True, outputs_borrowed=True,
             doc="A fed value (the executor reads it from the feeds).")
-DEFS.define("_Retval", inputs=["input: T"], attrs=["T: any", "index: int"], grad=NOT_DIFFERENTIABLE,
+DEFS.define("_Retval", inputs=["input: T"], attrs=["T: any", "index: int"], grad=NOT_DIFFERENTIABLE, is_plumbing=True,
             doc="A fetched value (the executor stores it in the results).")
-DEFS.define("_Send", inputs=["tensor: T"], attrs=["T: any"] + _KEY_ATTRS, is_stateful=True,
+DEFS.define("_Send", inputs=["tensor: T"], attrs=["T: any"] + _KEY_ATTRS, is_stateful=True, is_plumbing=True,
             grad=NOT_DIFFERENTIABLE, doc="Hands a tensor to the rendezvous for the matching _Recv.")
 DEFS.define("_Recv", outputs=["tensor: tensor_type"], attrs=["tensor_type: any"] + _KEY_ATTRS,
-            is_stateful=True, grad=NOT_DIFFERENTIABLE, doc="Takes a tensor from the rendezvous.")
-DEFS.define("_ControlToken", outputs=["token: bool"], grad=NOT_DIFFERENTIABLE,
+            is_stateful=True, is_plumbing=True, outputs_borrowed=True, grad=NOT_DIFFERENTIABLE,
+            doc="Takes a tensor from the rendezvous.")
+DEFS.define("_ControlToken", outputs=["token: bool"], grad=NOT_DIFFERENTIABLE, is_plumbing=True,
             doc="A placeholder value that carries a control edge across devices.")
 
 
@@ -57,7 +60,6 @@ def build_send(node):
     device = node.device
 
     def send(ctx, value):
-        from tensorweave.runtime.executor_dataflow import DEAD
         if value is DEAD:
             ctx.rendezvous.send(_key(node, ctx), None, True)
         else:
@@ -74,7 +76,6 @@ def build_recv(node):
                or (send_device is not recv_device and not (send_device.is_host and recv_device.is_host)))
 
     def recv(ctx, done):
-        from tensorweave.runtime.executor_dataflow import DEAD
 
         def arrived(error, value, is_dead):
             if error is not None:

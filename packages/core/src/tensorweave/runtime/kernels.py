@@ -1,6 +1,8 @@
 """Choosing and instantiating kernels for placed nodes, and turning kernel failures into OpErrors."""
 
 from tensorweave import errors
+from tensorweave.framework.apply_op import get_op_def
+from tensorweave.framework.registry import get_registries, plugin_names
 
 
 class KernelBuildContext:
@@ -32,7 +34,6 @@ class KernelBuildContext:
 
     def for_op(self, op_type, name, attrs, input_dtypes, output_dtypes, source=None, note=""):
         """A context for another op on this device (unknown output shapes); ``note`` follows its line in errors."""
-        from tensorweave.framework.apply_op import get_op_def
         ctx = object.__new__(KernelBuildContext)
         ctx.name, ctx.op_type, ctx.attrs = name, op_type, attrs
         ctx.input_dtypes, ctx.output_dtypes = list(input_dtypes), list(output_dtypes)
@@ -43,7 +44,6 @@ class KernelBuildContext:
 
     def instantiate(self):
         """(KernelDef, compute) of this context's op on its device, as the executors would choose it."""
-        from tensorweave.plugins import get_registries
         registries = get_registries()
         kernel_def = find_kernel_def(registries, self, self.device.device_type)
         if kernel_def is None:
@@ -67,11 +67,10 @@ def find_kernel_def(registries, node, device_type):
 
 
 def no_kernel_error(registries, node, device_mgr):
-    from tensorweave.plugins import list_plugins
     registered = registries.kernels.kernels_for(node.op_type)
     known = "; ".join(k.describe() for k in registered) or "none"
     devices = ", ".join(device_mgr.names()) or "none (no device plugin is installed)"
-    plugins = ", ".join(p.name for p in list_plugins())
+    plugins = ", ".join(plugin_names())
     type_attrs = {k: v.name for k, v in node.attrs.items() if hasattr(v, "as_datatype_enum")}
     hint = ("install the CPU kernels: pip install tensorweave[cpu]" if not device_mgr.devices or not registered
             else "cast the inputs to a supported dtype, or install a plugin with a kernel for it")

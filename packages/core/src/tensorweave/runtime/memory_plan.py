@@ -8,7 +8,8 @@ group (the node and the out-taking producers it may write over, so a chain of in
 buffer) for the next step. A buffer is handed over only when its reference count says that the executor's
 one variable is its only holder and it owns its memory: a fetched value (the results hold it), a fed value,
 a variable's or a constant's array, a view, or a value another consumer still reads is never written over.
-Feeds, constants, variables and received values are left out before counting, too.
+Feeds, constants, variables and received values (an OpDef's ``outputs_borrowed``, ``is_stateful``) are left
+out before counting, too.
 
 The dataflow executor (control flow) plans the same way with no static last use: its values sit in each
 waiting consumer's inputs list, a value NextIteration carries to the next iteration or a constant Enter
@@ -21,7 +22,6 @@ import sys
 
 import numpy as np
 
-_BORROWED = frozenset(("_Arg", "Const", "_Recv"))  # values that belong to the caller, the graph or a transfer
 SMALL_BYTES = 4 << 10  # outputs known to be smaller get no offers (numpy caches small allocations itself)
 KEEP_MIN_BYTES = 1 << 20  # smaller ones come as fast, and cache-warm, from numpy's and malloc's free lists
 
@@ -182,7 +182,7 @@ def _small(node):
 
 
 def _may_write_over(src, slot, node):
-    return (src.op_type not in _BORROWED and not src.is_stateful and src.role is None
+    return (not src.op_def.outputs_borrowed and not src.is_stateful and src.role is None
             and src.output_dtypes[slot] == node.output_dtypes[0])
 
 

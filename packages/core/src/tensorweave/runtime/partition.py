@@ -9,6 +9,7 @@ partitions serve remote tasks. A loop whose frame spans devices gets a control l
 """
 
 from tensorweave import dtypes
+from tensorweave.framework.device_spec import short_device
 from tensorweave.runtime.loop_frames import LoopFrames
 from tensorweave.runtime.partition_loops import add_control_loops
 from tensorweave.runtime.plan_graph import PlanNode
@@ -104,14 +105,3 @@ def _is_local(name, device_mgr):
         return True
     except Exception:
         return False
-
-
-def short_device(device_name):
-    """``/job:w/replica:0/task:1/device:CPU:0`` -> ``w_1_CPU_0`` (``CPU_0`` for this process's job)."""
-    if not device_name:
-        return "dev"
-    parts = dict(p.split(":", 1) for p in device_name.strip("/").split("/") if ":" in p)
-    kind = parts.get("device", device_name.rsplit("/", 1)[-1]).replace(":", "_")
-    if parts.get("job", "localhost") == "localhost":
-        return kind
-    return f"{parts['job']}_{parts.get('task', '0')}_{kind}"

@@ -11,12 +11,8 @@ dead marker. Sends run every iteration, dead or alive, so each Recv has exactly 
 import numpy as np
 
 from tensorweave import dtypes, errors
+from tensorweave.framework.device_spec import short_device
 from tensorweave.runtime.plan_graph import PlanNode
-
-
-def short_device(name):
-    from tensorweave.runtime.partition import short_device as short
-    return short(name)
 
 
 def add_control_loops(graph, frames, placed, recv_frames, transfer):

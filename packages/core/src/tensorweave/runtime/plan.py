@@ -10,11 +10,12 @@ and order then use the cost model's estimates only (measured times differ betwee
 """
 
 from tensorweave import errors
-from tensorweave.plugins import get_registries
+from tensorweave.framework.registry import get_registries
 from tensorweave.runtime.config import CostGraphDef, FunctionGraphs
 from tensorweave.runtime.cost_model import CostModel, output_bytes
 from tensorweave.runtime.executor_dataflow import DataflowExecutor
 from tensorweave.runtime.executor_linear import LinearExecutor
+from tensorweave.runtime.kernels import find_kernel_def
 from tensorweave.runtime.partition import partition
 from tensorweave.runtime.passes import run_passes
 from tensorweave.runtime.placer import log_transfers, place
@@ -42,7 +43,8 @@ class Plan:
         self._has_control_flow = graph_has_control_flow
         self._function_graphs = None
 
-    def run(self, step, feeds, results, pool):
+    def run(self, step, feeds, results, threads):
+        """Runs the first partition on this thread and the others at once on ``threads`` (``PartitionThreads``)."""
         partitions = self.partitions
         if not partitions:  # the passes folded every target away, or other processes run every partition
             return
@@ -51,7 +53,7 @@ class Plan:
             if error is not None:
                 raise error
             return
-        futures = [pool.submit(self._run_one, ex, step, feeds, results) for _, ex in partitions[1:]]
+        futures = [threads.submit(self._run_one, ex, step, feeds, results) for _, ex in partitions[1:]]
         first = self._run_one(partitions[0][1], step, feeds, results)
         errs = [first] + [f.result() for f in futures]
         real = [e for e in errs if e is not None and not isinstance(e, errors.CancelledError)]
@@ -167,12 +169,11 @@ def _needs_dataflow(nodes, graph_has_control_flow):
 
 
 def _waits_on_peers(nodes, device):
-    """An asynchronous kernel other than a Recv (a collective) may wait for other processes: the straight-line
-    executor would hold the ops after it until it completes, and processes that reach their collectives in
-    different orders would deadlock; the dataflow executor starts it and goes on."""
-    from tensorweave.runtime.kernels import find_kernel_def
+    """An asynchronous kernel other than the runtime's own transfers (a Recv), a collective, may wait for other
+    processes: the straight-line executor would hold the ops after it until it completes, and processes that
+    reach their collectives in different orders would deadlock; the dataflow executor starts it and goes on."""
     registries = get_registries()
-    return any(n.op_type != "_Recv" and n.role is None and n.op_type not in ("_Arg", "_Retval") and getattr(
+    return any(not n.op_def.is_plumbing and n.role is None and getattr(
         find_kernel_def(registries, n, device.device_type), "asynchronous", False) for n in nodes)
 
 

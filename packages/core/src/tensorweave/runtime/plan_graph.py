@@ -86,13 +86,6 @@ class PlanGraph:
                 control.setdefault(id(c), []).append(n)
         return data, control
 
-    def replace_uses(self, old, old_index, new, new_index):
-        """Points every data edge reading ``old:old_index`` at ``new:new_index``."""
-        for n in self.nodes:
-            for pos, (src, i) in enumerate(n.inputs):
-                if src is old and i == old_index:
-                    n.inputs[pos] = (new, new_index)
-
     def by_name(self):
         return {n.name: n for n in self.nodes}
 

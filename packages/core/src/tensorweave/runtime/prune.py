@@ -54,7 +54,7 @@ def build_plan_graph(fetch_tensors, target_ops, feed_tensors):
 
 
 def _is_fed_placeholder(op, fed):
-    return op.type in ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault") and (op, 0) in fed
+    return op.op_def.is_placeholder and (op, 0) in fed
 
 
 def _safe(name):
@@ -63,7 +63,7 @@ def _safe(name):
 
 def _check_placeholders(ops):
     for op in ops:
-        if op.type == "Placeholder" and op._control_flow_context is None:
+        if op.op_def.is_placeholder and not op.inputs and op._control_flow_context is None:  # no default value
             shape = op.outputs[0].shape
             shape_text = "" if shape.ndims is None else f" and shape {shape.as_list()}".replace("None", "?")
             raise errors.InvalidArgumentError(

@@ -90,7 +90,3 @@ class ResourceManager:
     def containers(self):
         with self._lock:
             return {c: sorted(b) for c, b in self._containers.items()}
-
-    def all_resources(self):
-        with self._lock:
-            return [r for b in self._containers.values() for r in b.values()]

@@ -1,7 +1,6 @@
 """Session: runs (parts of) a graph. Each (fetches, feeds) signature is compiled once into a plan:
 prune → graph passes → place → partition → one executor per device; later calls reuse it."""
 
-import contextlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -9,41 +8,22 @@ import numpy as np
 
 from tensorweave import errors
 from tensorweave.framework import graph as graph_mod
+from tensorweave.framework.default_session import default_session
 from tensorweave.framework.operation import Operation
+from tensorweave.framework.registry import get_registries
 from tensorweave.framework.tensor import Tensor
 from tensorweave.runtime import device_mgr as device_mgr_mod
 from tensorweave.runtime.config import ConfigProto, RunOptions
 from tensorweave.runtime.cost_model import CostModel
 from tensorweave.runtime.feed_conversion import convert_feed
 from tensorweave.runtime.fetches import FetchPlan
+from tensorweave.runtime.partition_threads import PartitionThreads
 from tensorweave.runtime.plan import compile_plan
 from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.step import StepState
 from tensorweave.runtime.tracing import StepStatsCollector
 
 LOCAL_SCHEME = "local://"
-
-
-class _DefaultSessionStack(threading.local):
-    def __init__(self):
-        self.stack = []
-
-
-_default_sessions = _DefaultSessionStack()
-
-
-def get_default_session():
-    return _default_sessions.stack[-1] if _default_sessions.stack else None
-
-
-def get_default_session_or_raise(session, what):
-    session = session or get_default_session()
-    if session is None:
-        raise ValueError(f"cannot evaluate {what!r}: no default session is registered. Use "
-                         f"`with sess.as_default():`, an InteractiveSession, or pass session=sess")
-    if session.graph is not what.graph:
-        raise ValueError(f"cannot evaluate {what!r}: its graph is not the session's graph")
-    return session
 
 
 class BaseSession:
@@ -66,7 +46,9 @@ class BaseSession:
         else:
             self._device_mgr = device_mgr_mod.DeviceMgr(self._config)
         threads = self._config.inter_op_parallelism_threads or 2
+        # the dataflow executors' helper threads: optional extra hands, which a step never waits to start
         self._pool = ThreadPoolExecutor(max_workers=max(threads, 2) * 2, thread_name_prefix="tensorweave-step")
+        self._partition_threads = PartitionThreads()  # never queues: a step's partitions wait on each other
         self._inter_op_threads = threads
 
     # ---- properties ----------------------------------------------------------------------
@@ -156,12 +138,13 @@ class BaseSession:
         tracing = options is not None and options.trace_level >= RunOptions.SOFTWARE_TRACE
         stats = StepStatsCollector() if tracing and run_metadata is not None else None
         step = StepState(self._remote.rendezvous(plan) if self._remote else LocalRendezvous(), options, stats, self)
-        timeout_ms = (options.timeout_in_ms if options is not None and options.timeout_in_ms else
-                      self._config.operation_timeout_in_ms)
+        timeout_ms, setting = (options.timeout_in_ms if options is not None else 0), "RunOptions.timeout_in_ms"
+        if not timeout_ms or timeout_ms < 0:  # as TF: a run's zero or negative timeout leaves the session's
+            timeout_ms, setting = self._config.operation_timeout_in_ms, "ConfigProto.operation_timeout_in_ms"
         timer = None
         if timeout_ms and timeout_ms > 0:
             timer = threading.Timer(timeout_ms / 1000.0, step.cancel, (errors.DeadlineExceededError(
-                None, None, f"Session.run exceeded its deadline of {timeout_ms} ms"),))
+                None, None, f"Session.run exceeded its deadline of {timeout_ms} ms (set by {setting})"),))
             timer.daemon = True
             timer.start()
         step.thread_id = threading.get_ident()
@@ -171,7 +154,7 @@ class BaseSession:
             self._active_steps.add(step)
         results = [None] * plan.num_fetches
         try:
-            plan.run(step, feeds, results, self._pool)
+            plan.run(step, feeds, results, self._partition_threads)
             step.rendezvous.finish()
         finally:
             if timer is not None:
@@ -212,6 +195,7 @@ class BaseSession:
         elif self._remote is not None and hasattr(self._remote, "close"):
             self._remote.close()  # TF's CloseSession: the other tasks drop what they kept for this session
         self._pool.shutdown(wait=False)
+        self._partition_threads.shutdown()
 
     def _cancel_steps_of_threads(self, thread_ids, error):
         """Cancels the running steps that ``thread_ids`` started (a stopping queue runner's threads)."""
@@ -233,13 +217,9 @@ class BaseSession:
         self.close()
         return False
 
-    @contextlib.contextmanager
     def as_default(self):
-        _default_sessions.stack.append(self)
-        try:
-            yield self
-        finally:
-            _default_sessions.stack.remove(self)
+        """A ``with`` block in which this is the default session."""
+        return default_session(self)
 
     def __del__(self):
         try:
@@ -289,7 +269,6 @@ def _remote_master(target, config):
     ``plan`` (``plan._signature`` is (fetches, targets, feeds)). Each process runs its own partitions; the
     step ends with the rendezvous's ``finish()``, where a master waits for the partitions it asked others to run.
     A master may have ``close()``, called when the session closes."""
-    from tensorweave.plugins import get_registries
     scheme = target.split("://", 1)[0] if "://" in target else target
     factory = get_registries().transports.get(scheme)
     if factory is None:

@@ -2,10 +2,17 @@
 
 import numpy as np
 
+from tensorweave import dtypes
+from tensorweave.framework.graph import Graph
+from tensorweave.framework.indexed_slices import IndexedSlicesValue
+from tensorweave.ops.array_ops import placeholder
+from tensorweave.ops.gradients_impl import gradients
+from tensorweave.runtime.session import Session
+from tensorweave.testing.op_checker import random_input
+
 
 def _session_for(graph):
-    import tensorweave as tf
-    return tf.Session(graph=graph)
+    return Session(graph=graph)
 
 
 def compute_gradient(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3, init_targets=None,
@@ -14,7 +21,6 @@ def compute_gradient(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3, init
 
     Each Jacobian has shape (x.size, y.size), as in TF1.
     """
-    import tensorweave as tf
     xs = x if isinstance(x, (list, tuple)) else [x]
     shapes = x_shape if isinstance(x, (list, tuple)) else [x_shape]
     inits = x_init_value if isinstance(x, (list, tuple)) else [x_init_value]
@@ -31,8 +37,8 @@ def compute_gradient(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3, init
         with graph.as_default():
             if init_targets:
                 sess.run(init_targets)
-            dy = tf.placeholder(y.dtype, y_shape)
-            grads = tf.gradients(y, list(xs), grad_ys=dy)
+            dy = placeholder(y.dtype, y_shape)
+            grads = gradients(y, list(xs), grad_ys=dy)
         feed_base = dict(extra_feed_dict or {})
         results = []
         for i, (t, v) in enumerate(zip(xs, values)):
@@ -64,7 +70,6 @@ def compute_gradient(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3, init
 
 
 def _dense(g):
-    from tensorweave.framework.indexed_slices import IndexedSlicesValue
     if isinstance(g, IndexedSlicesValue):
         dense = np.zeros(g.dense_shape, dtype=g.values.dtype)
         np.add.at(dense, g.indices, g.values)
@@ -86,16 +91,14 @@ def check_gradients(fn, shapes, dtype="float64", delta=1e-6, tolerance=1e-5, pos
 
     Returns the error; raises AssertionError if it exceeds ``tolerance``.
     """
-    import tensorweave as tf
-    from tensorweave.testing.op_checker import random_input
     rng = np.random.default_rng(seed)
-    graph = tf.Graph()
+    graph = Graph()
     with graph.as_default():
         arrays = inputs if inputs is not None else [random_input(s, dtype, rng, low=-2, high=2, positive=positive)
                                                     for s in shapes]
-        phs = [tf.placeholder(tf.as_dtype(a.dtype), a.shape) for a in arrays]
+        phs = [placeholder(dtypes.as_dtype(a.dtype), a.shape) for a in arrays]
         y = fn(*phs, **kwargs)
-        with tf.Session(graph=graph) as sess:
+        with Session(graph=graph) as sess:
             y_shape = np.shape(sess.run(y, dict(zip(phs, arrays))))
             error = compute_gradient_error(phs, [a.shape for a in arrays], y, y_shape, list(arrays), delta,
                                            session=sess)

@@ -3,6 +3,9 @@
 import numpy as np
 
 from tensorweave import dtypes as tw_dtypes
+from tensorweave.framework.graph import Graph
+from tensorweave.ops.array_ops import placeholder
+from tensorweave.runtime.session import Session
 
 
 def random_input(shape, dtype, rng, low=-3.0, high=3.0, positive=False):
@@ -26,19 +29,17 @@ def check_op(tf_fn, np_fn, shapes, dtypes=("float32", "float64"), rtol=None, ato
     ``dtypes`` is tried with every signature. Pass ``inputs`` to use fixed arrays instead.
     Returns the number of comparisons made; raises AssertionError naming the case that differs.
     """
-    import tensorweave as tf
-
     rng = np.random.default_rng(seed)
     cases = 0
     for dtype in dtypes:
         dt = tw_dtypes.as_dtype(dtype)
         for signature in shapes if inputs is None else [None]:
             arrays = inputs if inputs is not None else [random_input(s, dt, rng, positive=positive) for s in signature]
-            graph = tf.Graph()
+            graph = Graph()
             with graph.as_default():
-                phs = [tf.placeholder(tw_dtypes.as_dtype(a.dtype), a.shape) for a in arrays]
+                phs = [placeholder(tw_dtypes.as_dtype(a.dtype), a.shape) for a in arrays]
                 out = tf_fn(*phs, **kwargs)
-                with tf.Session(graph=graph, config=config) as sess:
+                with Session(graph=graph, config=config) as sess:
                     got = sess.run(out, dict(zip(phs, arrays)))
             want = np_fn(*arrays, **kwargs)
             where = f"dtype={dt.name}, input shapes={[a.shape for a in arrays]}"

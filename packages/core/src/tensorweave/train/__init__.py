@@ -1,6 +1,7 @@
 """``tf.train``: optimizers, learning-rate schedules, checkpoints, input pipelines, session hooks,
 and distributed training (cluster, servers, device setters, synchronous replicas)."""
 
+from tensorweave.framework.registry import get_registries as _get_registries
 from tensorweave.protos.example import (  # noqa: F401
     BytesList, Example, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List, SequenceExample,
 )
@@ -29,12 +30,12 @@ from tensorweave.train.training_util import *  # noqa: F401,F403
 
 
 def __getattr__(name):
-    # TF1's tf.train.SummarySaverHook lives in the dashboard package, which the core does not depend on.
+    # Plugins add names here through the API hook (``registrar.add_module("train.<name>", obj)``): TF1's
+    # tf.train.SummarySaverHook comes from the dashboard package, which the core does not depend on.
+    found = _get_registries().api.get(f"train.{name}")
+    if found is not None:
+        return found
     if name == "SummarySaverHook":
-        try:
-            from tensorweave_board import SummarySaverHook
-        except ImportError:
-            raise ImportError("tf.train.SummarySaverHook needs tensorweave[board] (the tensorboard-lite package): "
-                              "pip install tensorweave[board]") from None
-        return SummarySaverHook
+        raise ImportError("tf.train.SummarySaverHook needs tensorweave[board] (the tensorboard-lite package): "
+                          "pip install tensorweave[board]")
     raise AttributeError(f"module 'tensorweave.train' has no attribute {name!r}")

@@ -9,17 +9,17 @@ import numpy as np
 
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.tensor import Tensor
+from tensorweave.train import training_util
 from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunHook
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener", "FeedFnHook", "FinalOpsHook", "GlobalStepWaiterHook",
            "LoggingTensorHook", "NanLossDuringTrainingError", "NanTensorHook", "SecondOrStepTimer",
            "StepCounterHook", "StopAtStepHook"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 def _global_step_tensor(hook):
-    from tensorweave.train import training_util
     step = training_util.get_global_step()
     if step is None:
         raise RuntimeError(f"{type(hook).__name__} needs a global step: create one with "

@@ -13,12 +13,12 @@ import re
 import time
 
 from tensorweave import errors
-from tensorweave.runtime import checkpoint_format
+from tensorweave.formats import checkpoint_format
 
 __all__ = ["CheckpointState", "checkpoint_exists", "generate_checkpoint_state_proto", "get_checkpoint_mtimes",
            "get_checkpoint_state", "latest_checkpoint", "remove_checkpoint", "update_checkpoint_state"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 _LINE = re.compile(r"^\s*(\w+)\s*:\s*(.+?)\s*$")
 
 

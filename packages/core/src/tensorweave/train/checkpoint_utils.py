@@ -4,7 +4,7 @@ import os
 import time
 
 from tensorweave import errors
-from tensorweave.runtime import checkpoint_format
+from tensorweave.formats import checkpoint_format
 from tensorweave.train import checkpoint_management
 
 __all__ = ["NewCheckpointReader", "checkpoints_iterator", "list_variables", "load_checkpoint", "load_variable"]

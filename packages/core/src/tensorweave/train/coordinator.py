@@ -10,7 +10,7 @@ from tensorweave import errors
 
 __all__ = ["Coordinator", "LooperThread"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 class Coordinator:

@@ -7,7 +7,10 @@ default), all other ops to ``worker_device``; fields set by enclosing or inner d
 
 import numpy as np
 
+from tensorweave import dtypes
+from tensorweave.framework import tensor_shape
 from tensorweave.framework.device_spec import DeviceSpec
+from tensorweave.train.server_lib import ClusterSpec
 
 __all__ = ["GreedyLoadBalancingStrategy", "STANDARD_PS_OPS", "byte_size_load_fn", "replica_device_setter"]
 
@@ -35,14 +38,12 @@ def byte_size_load_fn(op):
     shape, dtype = attrs.get("shape"), attrs.get("dtype")
     if shape is None and op.outputs:
         shape, dtype = op.outputs[0].shape, op.outputs[0].dtype
-    from tensorweave.framework import tensor_shape
     shape = tensor_shape.as_shape(shape)
     if not shape.is_fully_defined():
         raise ValueError(f"byte_size_load_fn needs a fully defined shape, but op {op.name!r} ({op.type}) has "
                          f"shape {shape}; give the variable a static shape or use the default round robin")
     size = getattr(dtype, "size", None)
     if size is None:
-        from tensorweave import dtypes
         size = dtypes.as_dtype(dtype).size
     return int(np.prod(shape.as_list(), dtype=np.int64)) * size
 
@@ -113,5 +114,4 @@ def replica_device_setter(ps_tasks=0, ps_device="/job:ps", worker_device="/job:w
 
 
 def _cluster_dict(cluster):
-    from tensorweave.train.server_lib import ClusterSpec
     return ClusterSpec(cluster).as_dict()

@@ -9,9 +9,12 @@ dequeues. With ``num_epochs`` the input ends with OutOfRangeError once every epo
 
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, nest, tensor_shape
+from tensorweave.framework.registry import get_registries
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
-from tensorweave.ops import array_ops, data_flow_ops
+from tensorweave.ops import (
+    array_ops, data_flow_ops, gather_ops, math_ops, random_ops, range_ops, shape_ops, unary_math_ops, variables,
+)
 from tensorweave.train import queue_runner
 
 __all__ = ["batch", "batch_join", "input_producer", "limit_epochs", "range_input_producer", "shuffle_batch",
@@ -24,7 +27,6 @@ def limit_epochs(tensor, num_epochs=None, name=None):
         return tensor
     if num_epochs <= 0:
         raise ValueError(f"num_epochs must be > 0, not {num_epochs}")
-    from tensorweave.ops import variables
     with graph_mod.name_scope(name or "limit_epochs"):
         epochs = variables.Variable(0, dtype=dtypes.int64, name="epochs", trainable=False,
                                     collections=[graph_mod.GraphKeys.LOCAL_VARIABLES])
@@ -35,12 +37,10 @@ def limit_epochs(tensor, num_epochs=None, name=None):
 
 def _fill_fraction_summary(queue, name, capacity, min_after_dequeue=0):
     """TF1's automatic fill-level summary of a pipeline queue, when the summary plugin is installed."""
-    from tensorweave.plugins import get_registries
     summary = get_registries().api.get("summary")
     if summary is None or not hasattr(summary, "scalar"):
         return
-    from tensorweave.ops import math_ops
-    size = math_ops.cast(queue.size(), dtypes.float32)
+    size = unary_math_ops.cast(queue.size(), dtypes.float32)
     if min_after_dequeue:
         size = math_ops.maximum(size - float(min_after_dequeue), 0.0)
     summary.scalar(name, size * (1.0 / (capacity - min_after_dequeue)))
@@ -56,7 +56,6 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
         if not element_shape.is_fully_defined():
             raise ValueError("either input_tensor must have a fully defined shape or element_shape must be given")
         if shuffle:
-            from tensorweave.ops import random_ops
             input_tensor = random_ops.random_shuffle(input_tensor, seed=seed)
         input_tensor = limit_epochs(input_tensor, num_epochs)
         queue = data_flow_ops.FIFOQueue(capacity, [input_tensor.dtype], shapes=[element_shape],
@@ -81,9 +80,8 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
 
 def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None, name=None):
     """A queue of the integers 0 .. limit-1, ``num_epochs`` times, shuffled per epoch."""
-    from tensorweave.ops import math_ops
     with graph_mod.name_scope(name or "input_producer"):
-        indices = math_ops.range(limit)
+        indices = range_ops.range(limit)
         return input_producer(indices, [], num_epochs, shuffle, seed, capacity, shared_name,
                               f"fraction_of_{capacity}_full", "range_producer")
 
@@ -102,10 +100,10 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
                 raise ValueError(f"slice_input_producer: the tensors have different numbers of rows ({rows} and "
                                  f"{other} in {t.name})")
         if rows is None:
-            rows = array_ops.shape(tensor_list[0], out_type=dtypes.int32)[0]
+            rows = shape_ops.shape(tensor_list[0], out_type=dtypes.int32)[0]
         index_queue = range_input_producer(rows, num_epochs, shuffle, seed, capacity, shared_name)
         index = index_queue.dequeue()
-        return [array_ops.gather(t, index) for t in tensor_list]
+        return [gather_ops.gather(t, index) for t in tensor_list]
 
 
 # ---- batching -------------------------------------------------------------------------------------------

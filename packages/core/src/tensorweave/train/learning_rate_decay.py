@@ -3,8 +3,10 @@
 import contextlib
 import math
 
+from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.tensor_conversion import convert_n_to_tensor, convert_to_tensor
+from tensorweave.ops import comparison_ops, math_ops, unary_math_ops
 
 __all__ = ["cosine_decay", "exponential_decay", "inverse_time_decay", "natural_exp_decay", "piecewise_constant",
            "polynomial_decay"]
@@ -13,43 +15,38 @@ __all__ = ["cosine_decay", "exponential_decay", "inverse_time_decay", "natural_e
 @contextlib.contextmanager
 def _schedule(fn_name, default_name, learning_rate, global_step, name):
     """The schedule's name scope, with the learning rate as a tensor and the step cast to its dtype."""
-    from tensorweave.ops import math_ops
     if global_step is None:
         raise ValueError(f"global_step is required for {fn_name}.")
     with graph_mod.name_scope(name, default_name, [learning_rate, global_step]):
         learning_rate = convert_to_tensor(learning_rate, name="learning_rate")
-        yield learning_rate, math_ops.cast(global_step, learning_rate.dtype), learning_rate.dtype
+        yield learning_rate, unary_math_ops.cast(global_step, learning_rate.dtype), learning_rate.dtype
 
 
 def _ratio(step, decay_steps, dtype, staircase):
-    from tensorweave.ops import math_ops
-    p = step / math_ops.cast(decay_steps, dtype)
-    return math_ops.floor(p) if staircase else p
+    p = step / unary_math_ops.cast(decay_steps, dtype)
+    return unary_math_ops.floor(p) if staircase else p
 
 
 def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False, name=None):
     """lr * decay_rate ^ (step / decay_steps), the exponent floored when ``staircase``."""
-    from tensorweave.ops import math_ops
     with _schedule("exponential_decay", "ExponentialDecay", learning_rate, global_step, name) as (lr, step, dtype):
-        return math_ops.multiply(lr, math_ops.pow(math_ops.cast(decay_rate, dtype),
+        return math_ops.multiply(lr, math_ops.pow(unary_math_ops.cast(decay_rate, dtype),
                                                   _ratio(step, decay_steps, dtype, staircase)))
 
 
 def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False, name=None):
     """lr * exp(-decay_rate * step / decay_steps), the ratio floored when ``staircase``."""
-    from tensorweave.ops import math_ops
     with _schedule("natural_exp_decay", "NaturalExpDecay", learning_rate, global_step, name) as (lr, step, dtype):
-        exponent = math_ops.multiply(math_ops.negative(math_ops.cast(decay_rate, dtype)),
+        exponent = math_ops.multiply(unary_math_ops.negative(unary_math_ops.cast(decay_rate, dtype)),
                                      _ratio(step, decay_steps, dtype, staircase))
-        return math_ops.multiply(lr, math_ops.exp(exponent))
+        return math_ops.multiply(lr, unary_math_ops.exp(exponent))
 
 
 def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False, name=None):
     """lr / (1 + decay_rate * step / decay_steps), the ratio floored when ``staircase``."""
-    from tensorweave.ops import math_ops
     with _schedule("inverse_time_decay", "InverseTimeDecay", learning_rate, global_step, name) as (lr, step, dtype):
-        denominator = math_ops.add(math_ops.cast(1, dtype), math_ops.multiply(
-            math_ops.cast(decay_rate, dtype), _ratio(step, decay_steps, dtype, staircase)))
+        denominator = math_ops.add(unary_math_ops.cast(1, dtype), math_ops.multiply(
+            unary_math_ops.cast(decay_rate, dtype), _ratio(step, decay_steps, dtype, staircase)))
         return math_ops.div(lr, denominator)
 
 
@@ -57,34 +54,30 @@ def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=
                      name=None):
     """(lr - end) * (1 - step / decay_steps) ^ power + end; held at end after decay_steps, or restarting
     every decay_steps when ``cycle``."""
-    from tensorweave.ops import math_ops
     with _schedule("polynomial_decay", "PolynomialDecay", learning_rate, global_step, name) as (lr, step, dtype):
-        end = math_ops.cast(end_learning_rate, dtype)
-        decay_steps = math_ops.cast(decay_steps, dtype)
+        end = unary_math_ops.cast(end_learning_rate, dtype)
+        decay_steps = unary_math_ops.cast(decay_steps, dtype)
         if cycle:
-            multiplier = math_ops.where(math_ops.equal(step, 0), math_ops.cast(1, dtype),
-                                        math_ops.ceil(step / decay_steps))
+            multiplier = comparison_ops.where(comparison_ops.equal(step, 0), unary_math_ops.cast(1, dtype),
+                                        unary_math_ops.ceil(step / decay_steps))
             decay_steps = math_ops.multiply(decay_steps, multiplier)
         else:
             step = math_ops.minimum(step, decay_steps)
         p = math_ops.div(step, decay_steps)
-        return math_ops.add(math_ops.multiply(lr - end, math_ops.pow(1 - p, math_ops.cast(power, dtype))), end)
+        return math_ops.add(math_ops.multiply(lr - end, math_ops.pow(1 - p, unary_math_ops.cast(power, dtype))), end)
 
 
 def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
     """lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)."""
-    from tensorweave.ops import math_ops
     with _schedule("cosine_decay", "CosineDecay", learning_rate, global_step, name) as (lr, step, dtype):
-        decay_steps = math_ops.cast(decay_steps, dtype)
+        decay_steps = unary_math_ops.cast(decay_steps, dtype)
         completed = math_ops.minimum(step, decay_steps) / decay_steps
-        cosine = 0.5 * (1.0 + math_ops.cos(math_ops.cast(math.pi, dtype) * completed))
+        cosine = 0.5 * (1.0 + unary_math_ops.cos(unary_math_ops.cast(math.pi, dtype) * completed))
         return math_ops.multiply(lr, (1 - alpha) * cosine + alpha)
 
 
 def piecewise_constant(x, boundaries, values, name=None):
     """values[0] while x <= boundaries[0], values[i] while boundaries[i-1] < x <= boundaries[i], then values[-1]."""
-    from tensorweave import dtypes
-    from tensorweave.ops import math_ops
     if len(boundaries) != len(values) - 1:
         raise ValueError(f"The length of boundaries should be 1 less than the length of values: {len(boundaries)} "
                          f"boundaries, {len(values)} values")
@@ -95,7 +88,7 @@ def piecewise_constant(x, boundaries, values, name=None):
         for i, b in enumerate(boundaries):
             if b.dtype is not x.dtype:
                 if b.dtype is dtypes.int32 and x.dtype is dtypes.int64:
-                    boundaries[i] = math_ops.cast(b, dtypes.int64)
+                    boundaries[i] = unary_math_ops.cast(b, dtypes.int64)
                 else:
                     raise ValueError(f"Boundaries ({b.dtype.name}) must have the same dtype as x ({x.dtype.name}).")
         for v in values[1:]:
@@ -104,5 +97,5 @@ def piecewise_constant(x, boundaries, values, name=None):
                                  f"{v.dtype.name}).")
         result = values[0]
         for boundary, value in zip(boundaries, values[1:]):
-            result = math_ops.where(math_ops.greater(x, boundary), value, result)
+            result = comparison_ops.where(comparison_ops.greater(x, boundary), value, result)
         return result

@@ -1,17 +1,36 @@
-"""Meta graphs: a graph plus its Saver's names and its collections, so a checkpoint can be restored into
-a program that did not build the model (``tf.train.import_meta_graph``)."""
+"""Meta graphs: a graph plus its Saver's names (SaverDef) and its collections, so a checkpoint can be restored
+into a program that did not build the model (``tf.train.import_meta_graph``, in saver.py: it makes the Saver)."""
 
 import json
 
+from tensorweave.formats import checkpoint_format
 from tensorweave.framework import graph as graph_mod
-from tensorweave.framework.graph_io import GraphDef, import_graph_def
+from tensorweave.framework.graph_io import GraphDef
 from tensorweave.framework.operation import Operation
 from tensorweave.framework.tensor import Tensor
-from tensorweave.runtime import checkpoint_format
 
-__all__ = ["MetaGraphDef", "export_meta_graph", "import_meta_graph"]
+__all__ = ["MetaGraphDef", "SaverDef", "export_meta_graph"]
 
 FORMAT = "tensorweave-metagraph/1"
+
+
+class SaverDef:
+    """The names a Saver runs (TF1's SaverDef proto): enough to save and restore an imported graph."""
+
+    V2 = 2
+
+    def __init__(self, filename_tensor_name="", save_tensor_name="", restore_op_name="", max_to_keep=5,
+                 sharded=False, keep_checkpoint_every_n_hours=10000.0, version=V2):
+        self.filename_tensor_name = filename_tensor_name
+        self.save_tensor_name = save_tensor_name
+        self.restore_op_name = restore_op_name
+        self.max_to_keep = max_to_keep
+        self.sharded = sharded
+        self.keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours
+        self.version = version
+
+    def as_dict(self):
+        return dict(vars(self))
 
 
 class MetaGraphDef:
@@ -29,7 +48,6 @@ class MetaGraphDef:
 
     @classmethod
     def FromString(cls, data):  # noqa: N802
-        from tensorweave.train.saver import SaverDef
         doc = json.loads(data)
         if doc.get("format") != FORMAT:
             raise ValueError(f"not a tensorweave meta graph (format {doc.get('format')!r})")
@@ -51,8 +69,13 @@ def _collection_items(items):
 
 
 def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None, collection_list=None,
-                      as_text=False, graph=None, export_scope=None, clear_devices=False, **unused):
-    """The MetaGraphDef of ``graph`` (default graph); written atomically to ``filename`` when given."""
+                      as_text=False, graph=None, export_scope=None, clear_devices=False, clear_extraneous_savers=False,
+                      strip_default_attrs=False, save_debug_info=False):
+    """The MetaGraphDef of ``graph`` (default graph); written atomically to ``filename`` when given.
+
+    TF1's ``clear_extraneous_savers``, ``strip_default_attrs`` and ``save_debug_info`` are accepted and ignored:
+    every saver's ops stay, attrs keep their default values (an import reads either) and no debug file is written.
+    """
     graph = graph or graph_mod.get_default_graph()
     graph_def = graph_def or graph.as_graph_def()
     if clear_devices:
@@ -68,29 +91,3 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     if filename is not None:
         checkpoint_format.atomic_write(filename, meta.SerializeToString())
     return meta
-
-
-def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **unused):
-    """Adds the meta graph's graph and collections to the default graph; returns a Saver for it (or None)."""
-    if isinstance(meta_graph_or_file, MetaGraphDef):
-        meta = meta_graph_or_file
-    else:
-        with open(meta_graph_or_file, "rb") as f:
-            meta = MetaGraphDef.FromString(f.read())
-    if clear_devices:
-        for node in meta.graph_def.node:
-            node.device = ""
-    import_graph_def(meta.graph_def, name=import_scope or "")
-    graph = graph_mod.get_default_graph()
-    scope = f"{import_scope}/" if import_scope else ""
-    for key, items in meta.collection_def.items():
-        for item in items:
-            graph.add_to_collection(key, graph.as_graph_element(scope + item["node"]) if "node" in item
-                                    else item["value"])
-    if meta.saver_def is None:
-        return None
-    from tensorweave.train.saver import Saver, SaverDef
-    names = meta.saver_def.as_dict()
-    for key in ("filename_tensor_name", "save_tensor_name", "restore_op_name"):
-        names[key] = scope + names[key]
-    return Saver(saver_def=SaverDef(**names))

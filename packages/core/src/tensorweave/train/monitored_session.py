@@ -12,17 +12,21 @@ import logging
 
 from tensorweave import errors
 from tensorweave.framework import graph as graph_mod
+from tensorweave.framework.registry import get_registries
+from tensorweave.ops import variables
 from tensorweave.runtime.config import RunMetadata, RunOptions
 from tensorweave.train import basic_session_run_hooks as hooks_lib
 from tensorweave.train.coordinator import Coordinator
 from tensorweave.train.queue_runner import start_queue_runners
+from tensorweave.train.saver import Saver
+from tensorweave.train.server_lib import task_role
 from tensorweave.train.session_manager import SessionManager
 from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunValues
 
 __all__ = ["ChiefSessionCreator", "MonitoredSession", "MonitoredTrainingSession", "Scaffold", "SessionCreator",
            "SingularMonitoredSession", "WorkerSessionCreator"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 _PREEMPTION_ERRORS = (errors.AbortedError, errors.UnavailableError)
 USE_DEFAULT = object()
 
@@ -53,7 +57,6 @@ class Scaffold:
     def finalize(self):
         if graph_mod.get_default_graph().finalized:
             return self
-        from tensorweave.ops import variables
         keys = graph_mod.GraphKeys
         if self._init_op is None:
             self._init_op = self.get_or_default("init_op", keys.INIT_OP, variables.global_variables_initializer)
@@ -99,7 +102,6 @@ class Scaffold:
 
 
 def _merge_all_summaries():
-    from tensorweave.plugins import get_registries
     summary = get_registries().api.get("summary")
     return summary.merge_all() if summary is not None and hasattr(summary, "merge_all") else None
 
@@ -111,7 +113,6 @@ def _get_saver_or_default():
             raise RuntimeError("more than one Saver in the SAVERS collection; pass the one to use as "
                                "tf.train.Scaffold(saver=...)")
         return savers[0]
-    from tensorweave.train.saver import Saver
     saver = Saver(sharded=True, allow_empty=True)
     graph_mod.add_to_collection(graph_mod.GraphKeys.SAVERS, saver)
     return saver
@@ -329,7 +330,6 @@ class SingularMonitoredSession(_MonitoredSession):
 
 def _writes_checkpoints(directory):
     """Whether this process is its job's chief (or in no job), and so writes checkpoints and summaries."""
-    from tensorweave.train.server_lib import task_role
     role = task_role()
     if role is None or role[0]:
         return True
@@ -341,10 +341,9 @@ def _writes_checkpoints(directory):
 
 
 def _summary_saver_hook(scaffold, save_steps, save_secs, output_dir):
-    """tensorweave_board's SummarySaverHook when that package is installed and the graph has summaries."""
-    try:
-        from tensorweave_board import SummarySaverHook
-    except ImportError:
+    """The SummarySaverHook a plugin registered (tensorweave_board's) when the graph has summaries."""
+    SummarySaverHook = get_registries().api.get("train.SummarySaverHook")  # noqa: N806 - a class
+    if SummarySaverHook is None:
         return None
     if scaffold.summary_op is None and not graph_mod.get_collection(graph_mod.GraphKeys.SUMMARIES):
         return None

@@ -13,6 +13,10 @@ from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import (
+    array_ops, control_flow_ops, gradients_impl, init_ops, state_ops, unary_math_ops, variable_scope, variables,
+)
+from tensorweave.ops.variables import SaveSliceInfo, Variable
 
 __all__ = ["Optimizer"]
 
@@ -24,13 +28,11 @@ def _var_key(var):
 
 
 def _is_variable(value):
-    from tensorweave.ops.variables import Variable
     return isinstance(value, Variable)
 
 
 def create_slot(primary, initializer, name, shape=None, dtype=None):
     """A non-trainable variable ``<primary>/<name>`` beside ``primary``, filled by ``initializer``."""
-    from tensorweave.ops import variable_scope
     dtype = dtype or primary.dtype
     shape = primary.get_shape() if shape is None else shape
     with variable_scope.variable_scope(None, primary.op.name + "/" + name), graph_mod.colocate_with(primary):
@@ -44,7 +46,6 @@ def create_slot(primary, initializer, name, shape=None, dtype=None):
             scope.set_partitioner(partitioner)
     info = primary._get_save_slice_info()
     if info is not None:  # a slot of a shard saves as a slice of the slot of the whole variable
-        from tensorweave.ops.variables import SaveSliceInfo
         real_name = slot.op.name[len(primary.op.name) + 1:]
         slot._set_save_slice_info(SaveSliceInfo(f"{info.full_name}/{real_name}", info.full_shape, info.var_offset,
                                                 info.var_shape))
@@ -75,7 +76,6 @@ class Optimizer:
     def compute_gradients(self, loss, var_list=None, gate_gradients=GATE_OP, aggregation_method=None,
                           colocate_gradients_with_ops=False, grad_loss=None):
         """[(gradient, variable)] for ``var_list`` (default: trainable variables); None where unconnected."""
-        from tensorweave.ops import gradients_impl
         if callable(loss):
             raise TypeError("loss must be a tensor in graph mode, not a callable")
         if gate_gradients not in (self.GATE_NONE, self.GATE_OP, self.GATE_GRAPH):
@@ -117,7 +117,6 @@ class Optimizer:
     # ---- applying -------------------------------------------------------------------------------------
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         """One update op per (gradient, variable) with a gradient; then ``global_step`` += 1 if given."""
-        from tensorweave.ops import control_flow_ops, state_ops, variables
         grads_and_vars = tuple(grads_and_vars)
         if not grads_and_vars:
             raise ValueError("No variables provided.")
@@ -166,7 +165,6 @@ class Optimizer:
         return self._resource_apply_dense(grad, var)
 
     def _finish(self, update_ops, name_scope):
-        from tensorweave.ops import control_flow_ops
         return control_flow_ops.group(*update_ops, name=name_scope)
 
     # ---- what subclasses provide ----------------------------------------------------------------------
@@ -204,8 +202,7 @@ class Optimizer:
         """``tensor`` cast to ``dtype``, one Cast per hyperparameter and dtype in an apply_gradients."""
         key = (id(tensor), dtype)
         if key not in self._hyper_casts:
-            from tensorweave.ops import math_ops
-            self._hyper_casts[key] = math_ops.cast(tensor, dtype)
+            self._hyper_casts[key] = unary_math_ops.cast(tensor, dtype)
         return self._hyper_casts[key]
 
     def _assert_valid_dtypes(self, tensors):
@@ -225,12 +222,10 @@ class Optimizer:
         return named_slots[_var_key(var)]
 
     def _zeros_slot(self, var, slot_name, op_name):
-        from tensorweave.ops import init_ops
         return self._get_or_make_slot_with_initializer(var, init_ops.zeros_initializer(), var.get_shape(),
                                                        var.dtype, slot_name, op_name)
 
     def _create_non_slot_variable(self, initial_value, name, colocate_with):
-        from tensorweave.ops import variables
         graph = colocate_with.graph
         key = (name, graph)
         if key not in self._non_slot_dict:
@@ -270,7 +265,6 @@ def _flatten_partitions(var_list):
 
 def _gate_all(grads):
     """Every gradient waits for all of them (GATE_GRAPH): IndexedSlices keep their indices."""
-    from tensorweave.ops import array_ops, control_flow_ops
     present = [g.values if isinstance(g, IndexedSlices) else g for g in grads if g is not None]
     if not present:
         return grads

@@ -12,10 +12,11 @@ import weakref
 
 from tensorweave import errors
 from tensorweave.framework import graph as graph_mod
+from tensorweave.framework.default_session import get_default_session
 
 __all__ = ["QueueRunner", "add_queue_runner", "start_queue_runners"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 class QueueRunner:
@@ -156,7 +157,6 @@ def start_queue_runners(sess=None, coord=None, daemon=True, start=True,
                         collection=graph_mod.GraphKeys.QUEUE_RUNNERS):
     """Starts the threads of every QueueRunner in ``collection``; returns them (for ``coord.join``)."""
     if sess is None:
-        from tensorweave.runtime.session import get_default_session
         sess = get_default_session()
         if sess is None:
             raise ValueError("cannot start queue runners: no default session is registered. Use "

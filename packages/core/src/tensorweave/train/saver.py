@@ -4,7 +4,7 @@ A Saver adds two sub-graphs at construction: save (read every variable, one Save
 when sharded) and restore (RestoreV2, then assign every variable). Restore ops read and verify all
 values before any assign runs, so a damaged checkpoint changes nothing. The checkpoint files are
 written atomically by the kernels; the state file is updated after them, and old checkpoints are
-deleted last. A Saver's first save to a save path claims it for this process (runtime/checkpoint_files.py):
+deleted last. A Saver's first save to a save path claims it for this process (formats/checkpoint_files.py):
 another process saving the same path fails there, naming this one, and a Saver deletes only checkpoints of
 the save paths it claimed.
 """
@@ -18,36 +18,19 @@ import uuid
 import weakref
 
 from tensorweave import dtypes, errors
+from tensorweave.formats import checkpoint_files, checkpoint_format
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.device_spec import DeviceSpec
+from tensorweave.framework.importer import import_graph_def
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops import array_ops, control_flow_ops, io_ops
-from tensorweave.runtime import checkpoint_files, checkpoint_format
-from tensorweave.train import checkpoint_management
+from tensorweave.train import checkpoint_management, meta_graph
+from tensorweave.train.meta_graph import MetaGraphDef, SaverDef
 
-__all__ = ["Saver", "SaverDef"]
+__all__ = ["Saver", "import_meta_graph"]
 
-_log = logging.getLogger("tensorweave")
-
-
-class SaverDef:
-    """The names a Saver runs (TF1's SaverDef proto): enough to save and restore an imported graph."""
-
-    V2 = 2
-
-    def __init__(self, filename_tensor_name="", save_tensor_name="", restore_op_name="", max_to_keep=5,
-                 sharded=False, keep_checkpoint_every_n_hours=10000.0, version=V2):
-        self.filename_tensor_name = filename_tensor_name
-        self.save_tensor_name = save_tensor_name
-        self.restore_op_name = restore_op_name
-        self.max_to_keep = max_to_keep
-        self.sharded = sharded
-        self.keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours
-        self.version = version
-
-    def as_dict(self):
-        return dict(vars(self))
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 class _SaveSpec:
@@ -278,7 +261,6 @@ class Saver:
         prefix = _as_text(sess.run(self.saver_def.save_tensor_name,
                                    {self.saver_def.filename_tensor_name: checkpoint_file}))
         if write_meta_graph:
-            from tensorweave.train import meta_graph
             meta_graph.export_meta_graph(f"{checkpoint_file}.{meta_graph_suffix}", saver_def=self.saver_def,
                                          graph=sess.graph)
         self._record(prefix)
@@ -360,3 +342,31 @@ def _run_value(sess, tensor_or_var):
 def _as_text(value):
     value = value.item() if hasattr(value, "item") else value
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, *, input_map=None):
+    """Adds the meta graph's graph and collections to the default graph; returns a Saver for it (or None).
+
+    ``input_map`` (TF1 passes it on to the import) maps tensor names of the meta graph to tensors of this graph.
+    """
+    if isinstance(meta_graph_or_file, MetaGraphDef):
+        meta = meta_graph_or_file
+    else:
+        with open(meta_graph_or_file, "rb") as f:
+            meta = MetaGraphDef.FromString(f.read())
+    if clear_devices:
+        for node in meta.graph_def.node:
+            node.device = ""
+    import_graph_def(meta.graph_def, input_map=input_map, name=import_scope or "")
+    graph = graph_mod.get_default_graph()
+    scope = f"{import_scope}/" if import_scope else ""
+    for key, items in meta.collection_def.items():
+        for item in items:
+            graph.add_to_collection(key, graph.as_graph_element(scope + item["node"]) if "node" in item
+                                    else item["value"])
+    if meta.saver_def is None:
+        return None
+    names = meta.saver_def.as_dict()
+    for key in ("filename_tensor_name", "save_tensor_name", "restore_op_name"):
+        names[key] = scope + names[key]
+    return Saver(saver_def=SaverDef(**names))

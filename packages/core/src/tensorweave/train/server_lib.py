@@ -7,6 +7,8 @@ networking. ``Server.create_local_server()`` is an in-process ``local://`` targe
 
 import itertools
 
+from tensorweave.framework.registry import get_registries
+
 __all__ = ["ClusterSpec", "Server"]
 
 
@@ -43,13 +45,12 @@ class ClusterSpec:
     @classmethod
     def from_mpi(cls, num_ps=1, comm=None):
         """Ranks 0..num_ps-1 are ps tasks 0..num_ps-1; the other ranks are worker tasks 0, 1, ..."""
-        try:
-            from tensorweave_distributed.world import init
-        except ImportError:
+        transport = get_registries().transports.get("mpi")
+        if transport is None or not hasattr(transport, "world_size"):
             raise ImportError("ClusterSpec.from_mpi needs the MPI transport: pip install tensorweave[distributed] "
                               "(it brings mpi4py and an MPI runtime), then launch with "
-                              "`mpiexec -n N python -m mpi4py script.py`") from None
-        size = init().size if comm is None else comm.Get_size()
+                              "`mpiexec -n N python -m mpi4py script.py`")
+        size = transport.world_size() if comm is None else comm.Get_size()
         if not isinstance(num_ps, int) or num_ps < 0 or num_ps >= size:
             raise ValueError(f"ClusterSpec.from_mpi: num_ps={num_ps!r} must be an int in [0, {size - 1}] for an "
                              f"MPI world of {size} ranks (at least one rank must be a worker); launch more ranks "
@@ -207,7 +208,6 @@ class _LocalServer:
 def _transport_server(protocol, server_def):
     if protocol == "local":
         return _LocalServer(server_def)
-    from tensorweave.plugins import get_registries
     factory = get_registries().transports.get(protocol)
     if factory is None or not hasattr(factory, "start_server"):
         raise ValueError(f"tf.train.Server: no server for protocol {protocol!r}; for 'mpi' install the "
@@ -218,7 +218,6 @@ def _transport_server(protocol, server_def):
 def task_role():
     """(is_chief, description) of this process in the job a transport runs it in (an MPI job, once it started),
     or None outside any; what MonitoredTrainingSession goes by when it is not told ``is_chief``."""
-    from tensorweave.plugins import get_registries
     for _, factory in get_registries().transports.items():
         role = getattr(factory, "task_role", None)
         answer = role() if callable(role) else None

@@ -13,7 +13,7 @@ from tensorweave.train import checkpoint_management
 
 __all__ = ["SessionManager"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 class SessionManager:

@@ -15,7 +15,7 @@ only touched rows travel, are summed per index and averaged over the gradients t
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.ops import accumulator_ops, array_ops, control_flow_ops, data_flow_ops, state_ops, variables
+from tensorweave.ops import accumulator_ops, control_flow_ops, data_flow_ops, fill_ops, state_ops, variables
 from tensorweave.train.optimizer import Optimizer
 from tensorweave.train.queue_runner import QueueRunner
 from tensorweave.train.session_run_hook import SessionRunHook
@@ -70,7 +70,7 @@ class SyncReplicasOptimizer(Optimizer):
         step_dtype = global_step.dtype.base_dtype
         local_anchor = control_flow_ops.no_op(name="sync_rep_local_anchor")  # on this worker's device
         with graph.colocate_with(local_anchor):
-            self._local_step = variables.Variable(array_ops.zeros([], step_dtype), trainable=False,
+            self._local_step = variables.Variable(fill_ops.zeros([], step_dtype), trainable=False,
                                                   collections=[graph_mod.GraphKeys.LOCAL_VARIABLES],
                                                   name="sync_rep_local_step")
         self.local_step_init_op = state_ops.assign(self._local_step, global_step)
@@ -92,7 +92,7 @@ class SyncReplicasOptimizer(Optimizer):
                 dummy_queue = data_flow_ops.FIFOQueue(1, [dtypes.int32], shapes=[[]],
                                                       shared_name="dummy_queue", name="dummy_queue")
                 with graph.control_dependencies([update_op]):
-                    tokens = array_ops.fill([self._tokens_per_step], global_step.read_value())
+                    tokens = fill_ops.fill([self._tokens_per_step], global_step.read_value())
                     sync_op = self._sync_token_queue.enqueue_many((tokens,))
             self._chief_queue_runner = QueueRunner(dummy_queue, [sync_op])
             with graph.control_dependencies(pushes), graph.colocate_with(global_step):
@@ -150,7 +150,7 @@ class SyncReplicasOptimizer(Optimizer):
             if num_tokens == 0:
                 return control_flow_ops.no_op(name="no_init_tokens")
             with graph.colocate_with(self._global_step):
-                tokens = array_ops.fill([num_tokens], self._global_step.read_value())
+                tokens = fill_ops.fill([num_tokens], self._global_step.read_value())
                 return self._sync_token_queue.enqueue_many((tokens,))
 
     def make_session_run_hook(self, is_chief, num_tokens=-1):

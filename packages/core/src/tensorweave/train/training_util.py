@@ -6,11 +6,13 @@ from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor import Tensor
+from tensorweave.ops import init_ops, variable_scope
+from tensorweave.ops.variables import Variable
 
 __all__ = ["assert_global_step", "create_global_step", "get_global_step", "get_or_create_global_step",
            "global_step"]
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 def global_step(sess, global_step_tensor):
@@ -19,7 +21,6 @@ def global_step(sess, global_step_tensor):
 
 
 def assert_global_step(global_step_tensor):
-    from tensorweave.ops.variables import Variable
     if not isinstance(global_step_tensor, (Variable, Tensor)):
         raise TypeError(f'Existing "global_step" must be a Variable or Tensor: {global_step_tensor!r}.')
     if not global_step_tensor.dtype.base_dtype.is_integer:
@@ -49,7 +50,6 @@ def get_global_step(graph=None):
 
 def create_global_step(graph=None):
     """Makes the int64 scalar variable ``global_step`` (starting at 0, not trainable)."""
-    from tensorweave.ops import init_ops, variable_scope
     graph = graph or graph_mod.get_default_graph()
     if get_global_step(graph) is not None:
         raise ValueError('"global_step" already exists.')

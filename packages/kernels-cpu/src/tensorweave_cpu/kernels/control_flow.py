@@ -346,6 +346,6 @@ def _print_v2(node):
                 f.write(text + end)
         else:
             level = stream[len("log("):-1]
-            logging.getLogger("tensorweave").log(logging.getLevelName(level.upper()), text)
+            logging.getLogger("tensorflow").log(logging.getLevelName(level.upper()), text)
 
     return compute

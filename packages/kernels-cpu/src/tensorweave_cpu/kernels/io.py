@@ -1,5 +1,5 @@
 """CPU kernels for checkpoints, files and readers; the checkpoint format lives in
-tensorweave.runtime.checkpoint_format, the readers in tensorweave_cpu.readers."""
+tensorweave.formats.checkpoint_format, the readers in tensorweave_cpu.readers."""
 
 import os
 

@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from tensorweave.extension import UPDATES, KernelSet, bias_channel_axis, build_from_function, errors
+from tensorweave.extension import UPDATES, KernelSet, bias_channel_axis, errors
 
 from tensorweave_cpu.kernels.conv import check_out_backprop, conv_windows
 from tensorweave_cpu.kernels.pooling import check_grad, pool_windows
@@ -57,9 +57,9 @@ def _register(op_type, accepts_out=False, **kwargs):
     """
     def decorator(fn):
         if native is not None:
-            build = build_from_function(fn)
-            KERNELS.add(op_type, build=_taking_out(build) if accepts_out else build,
-                        dtypes=kwargs.pop("dtypes", _FLOATS), label=LABEL, **kwargs)
+            kernel = KERNELS.add(op_type, fn, dtypes=kwargs.pop("dtypes", _FLOATS), label=LABEL, **kwargs)
+            if accepts_out:
+                kernel.build = _taking_out(kernel.build)
         return fn
     return decorator
 

@@ -7,12 +7,14 @@ the devices and the registries a pass may need (constant folding runs host kerne
 after the passes.
 """
 
-from tensorweave.extension import hookimpl
+from tensorweave.framework.registry import get_registries
+from tensorweave.hookspecs import hookimpl
 from tensorweave.runtime.config import ConfigProto
 from tensorweave.runtime.passes.constant_folding import fold_constants
 from tensorweave.runtime.passes.cse import eliminate_common_subexpressions
 from tensorweave.runtime.passes.elementwise_fusion import fuse_elementwise
 from tensorweave.runtime.passes.identity_removal import remove_identities
+from tensorweave.runtime.device_mgr import DeviceMgr
 
 
 class PassContext:
@@ -42,14 +44,12 @@ def run_passes(graph, registries, config, device_mgr=None):
 def run_pass(name, graph, config=None, device_mgr=None):
     """Runs the registered pass ``name`` alone on a PlanGraph (whatever the options say); returns
     what the pass returns (the core's passes: how many nodes they changed)."""
-    from tensorweave.plugins import get_registries
     registries = get_registries()
     graph_pass = registries.passes.get(name)
     if graph_pass is None:
         known = ", ".join(sorted(n for n, _ in registries.passes.items()))
         raise KeyError(f"no graph pass named {name!r}; registered passes: {known}")
     if device_mgr is None:
-        from tensorweave.runtime.device_mgr import DeviceMgr
         device_mgr = DeviceMgr(config)
     return graph_pass.fn(graph, PassContext(config, device_mgr, registries))
 

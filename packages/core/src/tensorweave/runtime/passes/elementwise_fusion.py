@@ -1,43 +1,26 @@
 """Elementwise fusion: a tree of elementwise ops becomes one ``_FusedElementwise`` node, so a step makes one
 kernel call for it and its kernel can reuse the tree's temporaries instead of allocating one array per op.
 
-A tree grows from its root (the op whose value leaves it) towards its inputs, taking a producer when it is
-an elementwise op of the list below, pure, single-output, and every reader of its value is already in the
-tree: no other op, no fetch, no control edge reads it. All ops of a tree have one device request, no
-colocation, and the device type they would be placed on has a plain kernel for each of them and one for
+A tree grows from its root (the op whose value leaves it) towards its inputs, taking a producer when its
+OpDef says ``is_elementwise`` (a plugin's op too), it is pure, single-output, and every reader of its value
+is already in the tree: no other op, no fetch, no control edge reads it. All ops of a tree have one device
+request, no colocation, and the device type they would be placed on has a plain kernel for each of them and one for
 ``_FusedElementwise``. Control-flow ops never join a tree, so frames and deadness are those of the ops
 it replaces. The fused node keeps the root's name, device request and source; its attrs name the
-original ops (``ops/fused_ops.py``).
+original ops (``runtime/fused_ops.py``).
 """
 
 import heapq
 
 from tensorweave import dtypes
 from tensorweave.framework.device_spec import DeviceSpec
-from tensorweave.ops.fused_ops import FUSED_ELEMENTWISE
+from tensorweave.runtime.fused_ops import FUSED_ELEMENTWISE
 from tensorweave.runtime.kernels import find_kernel_def
 from tensorweave.runtime.passes.rules import dedupe, is_pure
 from tensorweave.runtime.plan_graph import PlanNode
 
 FUSED_OP = FUSED_ELEMENTWISE.name
 MAX_STEPS = 64  # a longer chain is split into several fused nodes
-
-ELEMENTWISE = frozenset((
-    # one input
-    "Abs", "Cast", "Ceil", "Conj", "Cos", "Elu", "Exp", "Expm1", "Floor", "IsFinite", "IsInf", "IsNan", "LeakyRelu",
-    "Log", "Log1p", "LogicalNot", "Neg", "Reciprocal", "Relu", "Relu6", "Round", "Rsqrt", "Selu", "Sigmoid", "Sign",
-    "Sin", "Softplus", "Softsign", "Sqrt", "Square", "Swish", "Tanh",
-    # two inputs, broadcasting
-    "Add", "BiasAdd", "DivNoNan", "Equal", "FloorDiv", "FloorMod", "Greater", "GreaterEqual", "Less", "LessEqual",
-    "LogicalAnd", "LogicalOr", "Maximum", "Minimum", "Mul", "NotEqual", "Pow", "RealDiv", "SquaredDifference", "Sub",
-    "TruncateDiv", "TruncateMod",
-    # gradients of activations, fed the forward input or output and the incoming gradient
-    "EluGrad", "LeakyReluGrad", "ReciprocalGrad", "Relu6Grad", "ReluGrad", "RsqrtGrad", "SeluGrad", "SigmoidGrad",
-    "SoftplusGrad", "SoftsignGrad", "SqrtGrad", "SwishGrad", "TanhGrad",
-    # three or more
-    "AddN", "ClipByValue", "Select", "SelectV2"))
-"""Op types fused: each output element depends only on the same (broadcast) element of the inputs."""
-
 _NOT_VALUES = (dtypes.string, dtypes.resource, dtypes.variant)
 
 
@@ -75,7 +58,7 @@ class _Placement:
 
 
 def _candidate(node):
-    if node.op_type not in ELEMENTWISE or node.num_outputs != 1 or "_class" in node.attrs or not is_pure(node):
+    if not node.op_def.is_elementwise or node.num_outputs != 1 or "_class" in node.attrs or not is_pure(node):
         return False
     return node.output_dtypes[0] not in _NOT_VALUES and not any(t in _NOT_VALUES for t in node.input_dtypes())
 

@@ -1,25 +1,32 @@
 """Removal of needless identities: consumers of ``y = Identity(x)`` read ``x`` directly.
 
-An identity stays when it means something: it is fetched, it has control inputs
-(``control_dependencies``), it is an explicit copy to another device, it has a colocation request, it
-carries a resource handle, or it touches control flow (the pivots of ``cond`` and ``while_loop`` are
-identities of Switch outputs). ``Snapshot`` is a copy, not an identity, and always stays.
+An identity is an op of one input whose OpDef says ``is_pass_through`` (Identity, StopGradient,
+PreventGradient, a plugin's op so declared). It stays when it means something: it is fetched, it has
+control inputs (``control_dependencies``), it is an explicit copy to another device, it has a colocation
+request, it carries a resource handle, it reads a value the runtime moved between devices, or it touches
+control flow (the pivots of ``cond`` and ``while_loop`` are identities of Switch outputs). ``Snapshot`` is
+a copy, not an identity, and always stays.
 """
 
-from tensorweave.runtime.passes.rules import RUNTIME_OPS, _HANDLE_DTYPES, dedupe
+from tensorweave.runtime.passes.rules import _HANDLE_DTYPES, dedupe
 
-IDENTITY_OPS = frozenset(("Identity", "StopGradient", "PreventGradient"))
+
+def is_identity(op_def):
+    """A pass-through op of exactly one tensor (IdentityN, of a list, and NoOp, of none, are not)."""
+    args = op_def.input_args
+    return op_def.is_pass_through and len(args) == 1 and not args[0].is_list and len(op_def.output_args) == 1
 
 
 def _needless(node, data_consumers, control_consumers):
-    if node.op_type not in IDENTITY_OPS or node.control_inputs or "_class" in node.attrs:
+    if not is_identity(node.op_def) or node.control_inputs or "_class" in node.attrs:
         return False
     src, _ = node.inputs[0]
-    if src.role is not None or src.op_type in RUNTIME_OPS - {"_Arg"} or node.output_dtypes[0] in _HANDLE_DTYPES:
+    moved = src.op_def.is_plumbing and not src.op_def.is_placeholder  # a feed's value is the graph's own
+    if src.role is not None or moved or node.output_dtypes[0] in _HANDLE_DTYPES:
         return False
     if node.requested_device and node.requested_device != src.requested_device:
         return False
-    return (all(c.role is None and c.op_type != "_Retval" for c, _ in data_consumers) and
+    return (all(c.role is None and not c.op_def.is_plumbing for c, _ in data_consumers) and
             all(c.role is None for c in control_consumers))
 
 

@@ -8,23 +8,15 @@ import numpy as np
 
 from tensorweave import dtypes
 
-RUNTIME_OPS = frozenset(("_Arg", "_Retval", "_Send", "_Recv", "_ControlToken"))
-FED_OPS = frozenset(("Placeholder", "PlaceholderV2", "PlaceholderWithDefault"))
-_RANDOM_OPS = frozenset(("TruncatedNormal", "Multinomial", "ParameterizedTruncatedNormal"))
 _HANDLE_DTYPES = (dtypes.resource, dtypes.variant)
 
 
-def is_random(op_type):
-    """Random ops draw new numbers per run even where an op definition forgot ``is_stateful``."""
-    return (op_type.startswith("Random") or op_type in _RANDOM_OPS) and not op_type.startswith("Stateless")
-
-
 def is_pure(node):
-    """A node whose outputs depend only on its inputs and attrs: no state, no randomness, no control
-    flow, no runtime plumbing, no resource handles. Only such nodes are merged or folded."""
-    if node.is_stateful or node.role is not None or node.op_type in RUNTIME_OPS or node.op_type in FED_OPS:
-        return False
-    if is_random(node.op_type):
+    """A node whose outputs depend only on its inputs and attrs: no state or randomness (``is_stateful``), no
+    control flow, no feed (``is_placeholder``), no runtime plumbing, no resource handles. Only such nodes are
+    merged or folded."""
+    op_def = node.op_def
+    if op_def.is_stateful or op_def.executor_role is not None or op_def.is_plumbing or op_def.is_placeholder:
         return False
     if any(t in _HANDLE_DTYPES for t in node.output_dtypes):
         return False

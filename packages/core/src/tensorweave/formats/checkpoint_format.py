@@ -6,7 +6,7 @@ where each slice lives, plus each shard's size and CRC-32). Every file is writte
 fsynced; under the directory lock the data files are renamed into place and then the index, so a
 checkpoint exists exactly when its index does and a crash mid-save leaves earlier checkpoints as they
 were. Reading verifies sizes and checksums and raises DataLossError naming the file. Who may delete what
-when several processes write one directory: runtime/checkpoint_files.py. See docs/checkpoint-format.md.
+when several processes write one directory: formats/checkpoint_files.py. See docs/checkpoint-format.md.
 """
 
 import contextlib
@@ -21,16 +21,12 @@ import numpy as np
 import safetensors.numpy as safetensors
 
 from tensorweave import dtypes, errors
-from tensorweave.runtime import checkpoint_files
-from tensorweave.runtime.checkpoint_values import decode, encode, index_of, parse_shape_and_slice
+from tensorweave.formats import checkpoint_files
+from tensorweave.formats.checkpoint_values import decode, encode, index_of, parse_shape_and_slice
 
 FORMAT = "tensorweave-checkpoint/1"
 INDEX_SUFFIX = ".index"
 _DATA_MARK = ".data-"
-
-
-def data_path(prefix, shard, num_shards):
-    return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}"
 
 
 def index_path(prefix):

@@ -51,7 +51,7 @@ _TEMP = re.compile(r"\.tempstate-(\d+)@(.+)-[0-9a-f]{32}$")
 _OLD_TEMP = re.compile(r"\.tempstate[0-9a-f]{32}$")  # written before temporaries named their writer
 _PARTS_DIR = re.compile(r"_temp_[0-9a-f]{32}$")  # a sharded save's parts (train/saver.py)
 _BUSY = (errno.EACCES, errno.EAGAIN)
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")  # TF1 logs through the logger tf.logging configures
 
 
 def temp_path(path, pid=None, host=None):
@@ -140,6 +140,17 @@ def _read_holder(path_or_fd):
         return holder if isinstance(holder, dict) else None
     except (OSError, ValueError):
         return None
+
+
+def _holder_of_lock(fd, wait=2.0):
+    """The holder record of a lock another process holds: it writes the record right after taking the lock, so
+    an empty one is read again for up to ``wait`` seconds before the process is called unknown."""
+    deadline = time.monotonic() + wait
+    holder = _read_holder(fd)
+    while holder is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+        holder = _read_holder(fd)
+    return holder
 
 
 def _write_holder(fd, holder, durable=False):
@@ -268,7 +279,7 @@ def claim(save_path, owner):
             return
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         if not _try_lock(fd, path):
-            holder = _read_holder(fd)
+            holder = _holder_of_lock(fd)
             os.close(fd)
             raise errors.AlreadyExistsError(None, None, (
                 f"cannot save checkpoint {save_path!r}: its checkpoints are being written by {_describe(holder)}. "

@@ -1,5 +1,7 @@
-"""``tf.io`` (TF 1.14+ names): TFRecord files, parsing Examples, decoding records, reading and writing files."""
+"""``tf.io`` (TF 1.14+ names): file access (``tf.io.gfile``), TFRecord files, parsing Examples, decoding records,
+reading and writing files."""
 
+from tensorweave.io import gfile  # noqa: F401
 from tensorweave.ops.decode_ops import decode_csv, decode_raw  # noqa: F401
 from tensorweave.ops.io_ops import read_file, write_file  # noqa: F401
 from tensorweave.ops.parsing_config import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature  # noqa: F401

@@ -12,8 +12,8 @@ from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.layers import Layer
-from tensorweave.ops import init_ops
+from tensorweave.layers.core import Layer
+from tensorweave.ops import cond as cond_ops, init_ops, math_ops, normalization_ops, shape_ops, unary_math_ops
 
 __all__ = ["BatchNormalization", "batch_normalization"]
 
@@ -27,9 +27,17 @@ class BatchNormalization(Layer):
                  beta_initializer=init_ops.zeros_initializer(), gamma_initializer=init_ops.ones_initializer(),
                  moving_mean_initializer=init_ops.zeros_initializer(),
                  moving_variance_initializer=init_ops.ones_initializer(), beta_regularizer=None,
-                 gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, fused=None, trainable=True,
-                 name=None, **kwargs):
+                 gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, renorm=False,
+                 renorm_clipping=None, renorm_momentum=0.99, fused=None, trainable=True, virtual_batch_size=None,
+                 adjustment=None, name=None, **kwargs):
         super().__init__(trainable=trainable, name=name, **kwargs)
+        # TF1's arguments for batch renormalization, ghost batches and adjusted moments: refused unless left at
+        # their defaults (renorm_clipping and renorm_momentum only matter with renorm)
+        for argument, value in (("renorm", renorm), ("virtual_batch_size", virtual_batch_size),
+                                ("adjustment", adjustment)):
+            if value not in (False, None):
+                raise ValueError(f"BatchNormalization({argument}={value!r}) is not supported; leave {argument} "
+                                 f"at its default")
         if isinstance(axis, (list, tuple)):
             if len(axis) != 1:
                 raise ValueError(f"BatchNormalization normalizes with one feature axis, got axis={axis!r}")
@@ -69,14 +77,13 @@ class BatchNormalization(Layer):
                                                self.moving_variance_initializer, trainable=False)
 
     def call(self, inputs, training=False):
-        from tensorweave.ops import array_ops, cond as cond_ops, math_ops, normalization_ops
         ndims = inputs.shape.ndims
         reduce_axes = [i for i in range(ndims) if i != self.axis]
         shape = [1] * ndims
         shape[self.axis] = -1
 
         def as_param(v):
-            return None if v is None else math_ops.cast(array_ops.reshape(v, shape), inputs.dtype)
+            return None if v is None else unary_math_ops.cast(shape_ops.reshape(v, shape), inputs.dtype)
 
         def normalize(mean, variance):
             return normalization_ops.batch_normalization(inputs, mean, variance, as_param(self.beta),
@@ -93,10 +100,10 @@ class BatchNormalization(Layer):
         else:
             outputs = cond_ops.cond(convert_to_tensor(training, dtypes.bool), lambda: normalize(mean, variance),
                                     with_moving)
-        batch_mean = math_ops.cast(array_ops.reshape(mean, [-1]), self.moving_mean.dtype)
-        batch_variance = math_ops.cast(array_ops.reshape(variance, [-1]), self.moving_variance.dtype)
+        batch_mean = unary_math_ops.cast(shape_ops.reshape(mean, [-1]), self.moving_mean.dtype)
+        batch_variance = unary_math_ops.cast(shape_ops.reshape(variance, [-1]), self.moving_variance.dtype)
         if ndims == 4 and self.axis in (1, 3) and self.fused is not False:  # TF1's fused path
-            count = math_ops.cast(array_ops.size(inputs), batch_variance.dtype) / float(
+            count = unary_math_ops.cast(shape_ops.size(inputs), batch_variance.dtype) / float(
                 self.moving_variance.shape[0].value)
             batch_variance = batch_variance * count / math_ops.maximum(count - 1.0, 1.0)
         decay = 1.0 - self.momentum
@@ -119,12 +126,12 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
                         moving_mean_initializer=init_ops.zeros_initializer(),
                         moving_variance_initializer=init_ops.ones_initializer(), beta_regularizer=None,
                         gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, training=False,
-                        trainable=True, name=None, reuse=None, renorm=False, fused=None, **unused):
+                        trainable=True, name=None, reuse=None, renorm=False, renorm_clipping=None,
+                        renorm_momentum=0.99, fused=None, virtual_batch_size=None, adjustment=None):
     """TF1's ``tf.layers.batch_normalization``; its moving-average updates go to ``GraphKeys.UPDATE_OPS``."""
-    if renorm:
-        raise ValueError("batch_normalization(renorm=True) is not supported; leave renorm=False")
     layer = BatchNormalization(axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
                                moving_mean_initializer, moving_variance_initializer, beta_regularizer,
-                               gamma_regularizer, beta_constraint, gamma_constraint, fused, trainable, name,
+                               gamma_regularizer, beta_constraint, gamma_constraint, renorm, renorm_clipping,
+                               renorm_momentum, fused, trainable, virtual_batch_size, adjustment, name,
                                _reuse=reuse)
     return layer(inputs, training=training)

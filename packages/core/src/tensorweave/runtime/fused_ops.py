@@ -9,30 +9,31 @@ device type, with that kernel's results. It has no gradient: the pass runs after
 """
 
 from tensorweave.framework import common_shapes, tensor_shape
+from tensorweave.framework.apply_op import get_op_def
+from tensorweave.framework.flops import num_elements
 from tensorweave.framework.op_def import OpDefList
 
 DEFS = OpDefList()
 
+
+def _fused_flops(node):
+    """One operation per output element and fused op."""
+    return num_elements(node.output_shapes[0]) * len(node.attrs.get("fused_ops", ()))
+
+
 FUSED_ELEMENTWISE = DEFS.define(
     "_FusedElementwise", inputs=["inputs: Tin"], outputs=["output: T"],
     attrs=["Tin: list(type)", "T: type", "fused_ops: list(string)", "fused_names: list(string)",
-           "fused_operands: value", "fused_attrs: value", "fused_dtypes: list(type)"],
+           "fused_operands: value", "fused_attrs: value", "fused_dtypes: list(type)"], flops_fn=_fused_flops,
     doc="Elementwise ops fused into one kernel call by the runtime (see fused_ops)")
-
-RESULT_OPERANDS = {"Select": (1, 2), "BiasAdd": (0,), "ClipByValue": (0,)}
-"""Op type -> the operands whose broadcast shape is the result's; every operand's for the others."""
-
-
-def step_attrs(pairs):
-    """One step's attrs as a dict, from the [name, value] pairs of ``fused_attrs``."""
-    return {name: value for name, value in pairs}
 
 
 @FUSED_ELEMENTWISE.set_shape_fn
 def _fused_elementwise_shape(op):
     shapes = [t.shape for t in op.inputs]
     for op_type, operands in zip(op.get_attr("fused_ops"), op.get_attr("fused_operands")):
-        chosen = [operands[i] for i in RESULT_OPERANDS.get(op_type, range(len(operands)))]
+        result_inputs = get_op_def(op_type).broadcast_inputs  # the operands whose broadcast shape is the result's
+        chosen = [operands[i] for i in (range(len(operands)) if result_inputs is None else result_inputs)]
         shape = shapes[chosen[0]]
         try:
             for register in chosen[1:]:

@@ -1,11 +1,4 @@
-"""``tf.layers``: TF1's layers (dense, conv2d, pooling, flatten, dropout, batch normalization) as classes and
-functions.
-
-A layer's variables live in a variable scope named after it (``dense``, ``dense_1``... or ``name``) and are
-made with ``get_variable`` on its first call, so the usual TF1 sharing applies: call the function again
-with ``reuse=True`` and the same ``name``, or build inside a ``variable_scope(..., reuse=True)``, and the
-same variables are used. Regularizers add their losses to ``GraphKeys.REGULARIZATION_LOSSES``.
-"""
+"""The base Layer and TF1's core layers: Dense, Conv2D, max and average pooling, Flatten and Dropout."""
 
 import numpy as np
 
@@ -13,10 +6,13 @@ from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
-from tensorweave.ops import init_ops, variable_scope as vs
+from tensorweave.ops import (
+    array_ops, concat_split_ops, cond as cond_ops, conv_ops, init_ops, matmul_ops, nn_ops, pooling_ops, shape_ops,
+    transpose_ops, variable_scope as vs,
+)
 
-__all__ = ["AveragePooling2D", "BatchNormalization", "Conv2D", "Dense", "Dropout", "Flatten", "Layer", "MaxPooling2D",
-           "average_pooling2d", "batch_normalization", "conv2d", "dense", "dropout", "flatten", "max_pooling2d"]
+__all__ = ["AveragePooling2D", "Conv2D", "Dense", "Dropout", "Flatten", "Layer", "MaxPooling2D", "average_pooling2d",
+           "conv2d", "dense", "dropout", "flatten", "max_pooling2d"]
 
 
 def _pair(value, what):
@@ -43,7 +39,10 @@ class Layer:
 
     _base_name = "layer"
 
-    def __init__(self, trainable=True, name=None, dtype=None, activity_regularizer=None, _reuse=None, **unused):
+    def __init__(self, trainable=True, name=None, dtype=None, activity_regularizer=None, _reuse=None,
+                 input_shape=None, batch_input_shape=None, batch_size=None):
+        # input_shape, batch_input_shape and batch_size are TF1's for the first layer of a Keras model; a layer
+        # called on a tensor takes that tensor's shape, in TF1 as here, so they are accepted and ignored
         self.trainable = trainable
         self._name = name
         self.dtype = dtype
@@ -162,15 +161,14 @@ class Dense(Layer):
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
 
     def call(self, inputs):
-        from tensorweave.ops import array_ops, math_ops, nn_ops
         rank = inputs.shape.ndims
         if rank == 2:
-            outputs = math_ops.matmul(inputs, self.kernel)
+            outputs = matmul_ops.matmul(inputs, self.kernel)
         else:
-            flat = array_ops.reshape(inputs, [-1, self.kernel.shape[0].value])
-            outer = array_ops.shape(inputs)[:-1]
-            outputs = array_ops.reshape(math_ops.matmul(flat, self.kernel),
-                                        array_ops.concat([outer, np.array([self.units], np.int32)], 0))
+            flat = shape_ops.reshape(inputs, [-1, self.kernel.shape[0].value])
+            outer = shape_ops.shape(inputs)[:-1]
+            outputs = shape_ops.reshape(matmul_ops.matmul(flat, self.kernel),
+                                        concat_split_ops.concat([outer, np.array([self.units], np.int32)], 0))
             outputs.set_shape(inputs.shape[:-1].concatenate([self.units]))
         if self.use_bias:
             outputs = nn_ops.bias_add(outputs, self.bias)
@@ -217,7 +215,6 @@ class Conv2D(Layer):
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
 
     def call(self, inputs):
-        from tensorweave.ops import conv_ops, nn_ops
         outputs = conv_ops.conv2d(inputs, self.kernel, strides=self._spatial(self.strides), padding=self.padding,
                                   data_format=self.data_format, dilations=self._spatial(self.dilation_rate))
         if self.use_bias:
@@ -236,7 +233,6 @@ class _Pooling2D(Layer):
         self.data_format = _data_format(data_format)
 
     def call(self, inputs):
-        from tensorweave.ops import pooling_ops
         spatial = (lambda p: [1, *p, 1]) if self.data_format == "NHWC" else (lambda p: [1, 1, *p])
         return getattr(pooling_ops, self._op)(inputs, ksize=spatial(self.pool_size), strides=spatial(self.strides),
                                               padding=self.padding, data_format=self.data_format)
@@ -263,13 +259,12 @@ class Flatten(Layer):
         _data_format(self.data_format)
 
     def call(self, inputs):
-        from tensorweave.ops import array_ops
         if self.data_format == "channels_first" and inputs.shape.ndims and inputs.shape.ndims > 2:
-            inputs = array_ops.transpose(inputs, [0] + list(range(2, inputs.shape.ndims)) + [1])
+            inputs = transpose_ops.transpose(inputs, [0] + list(range(2, inputs.shape.ndims)) + [1])
         rest = inputs.shape[1:]
         if rest.is_fully_defined():
-            return array_ops.reshape(inputs, [-1, int(np.prod(rest.as_list(), dtype=np.int64))])
-        return array_ops.reshape(inputs, array_ops.stack([array_ops.shape(inputs)[0], -1]))
+            return shape_ops.reshape(inputs, [-1, int(np.prod(rest.as_list(), dtype=np.int64))])
+        return shape_ops.reshape(inputs, concat_split_ops.stack([shape_ops.shape(inputs)[0], -1]))
 
 
 class Dropout(Layer):
@@ -284,14 +279,13 @@ class Dropout(Layer):
         self.rate, self.noise_shape, self.seed = rate, noise_shape, seed
 
     def call(self, inputs, training=False):
-        from tensorweave.ops import array_ops, control_flow_ops, nn_ops
 
         def dropped():
             return nn_ops.dropout(inputs, noise_shape=self.noise_shape, seed=self.seed, rate=self.rate)
         static = training if isinstance(training, (bool, np.bool_)) else constant_value(training)
         if static is not None:
             return dropped() if bool(static) else array_ops.identity(inputs)
-        return control_flow_ops.cond(training, dropped, lambda: array_ops.identity(inputs))
+        return cond_ops.cond(training, dropped, lambda: array_ops.identity(inputs))
 
 
 def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None,
@@ -330,6 +324,3 @@ def flatten(inputs, name=None, data_format="channels_last"):
 def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=None):
     """TF1's tf.layers.dropout: only drops when ``training`` (a bool or a bool tensor) is true."""
     return Dropout(rate, noise_shape, seed, name)(inputs, training=training)
-
-
-from tensorweave.batch_norm_layer import BatchNormalization, batch_normalization  # noqa: E402 - uses Layer

@@ -121,3 +121,19 @@ def test_chief_init_op_makes_gradients_older_than_a_restored_global_step_stale()
             sess.run(local_step.assign(7))
             sess.run(push, {g: np.array([1.0, 1.0], np.float32)})
             assert sess.run(probe.num_accumulated()) == 1
+
+
+def test_a_chief_without_gradients_and_a_replica_without_a_token_stop_at_their_deadline():
+    """A lost replica does not hang the others silently: RunOptions(timeout_in_ms=) names the op each waited in."""
+    with tf.Graph().as_default():
+        w, step, g, opt, train = _model(2, 2)
+        sync_op = opt.get_chief_queue_runner().enqueue_ops[0]
+        deadline = tf.RunOptions(timeout_in_ms=200)
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            chief = _in_thread(lambda: sess.run(sync_op, options=deadline))  # no replica pushes
+            with pytest.raises(tf.errors.DeadlineExceededError, match=r"(?s)200 ms.*\(AccumulatorTakeGradient\)"):
+                _finish(*chief, "the chief")
+            replica = _in_thread(lambda: sess.run(train, {g: np.ones(2, np.float32)}, options=deadline))
+            with pytest.raises(tf.errors.DeadlineExceededError, match=r"(?s)200 ms.*sync_token_q.*\(QueueDequeueV2\)"):
+                _finish(*replica, "a replica")  # pushed, then waited for a token no chief gives

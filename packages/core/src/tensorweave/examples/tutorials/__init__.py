@@ -1,0 +1,3 @@
+"""``tf.examples.tutorials``."""
+
+from tensorweave.examples.tutorials import mnist  # noqa: F401
