@@ -33,22 +33,30 @@ def test_the_core_protos_are_tf_summary_and_the_dashboards():
     assert tf.Summary.Value is protos.Summary.Value and tf.SessionLog is tf.summary.SessionLog
 
 
-def test_hand_built_summaries_read_by_the_dashboard_and_tensorboard(tmp_path):
-    event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator",
-                                            reason="needs the test extra (tensorboard)")
+def test_hand_built_summaries_read_by_the_dashboard(tmp_path):
+    """FileWriter.add_summary of hand-built tf.Summary protos: the dashboard's reader, its scalars API and
+    tf.train.summary_iterator all see the values written."""
     run = tmp_path / "run"
     run.mkdir()
     path = records_files.write_event_file(run)
     events = read_events(path)
     assert events[0].file_version == "brain.Event:2"
     assert [(v.tag, e.step, v.simple_value) for e in events[1:] for v in e.summary.value] == SCALARS
+    assert [(v.tag, e.step, v.simple_value) for e in tf.train.summary_iterator(path) for v in e.summary.value] == \
+        SCALARS
     logdir = Logdir(str(tmp_path))
     logdir.reload()
     api = Api(logdir)
     for tag, points in _series(SCALARS).items():
         data = json.loads(api.scalars({"run": "run", "tag": tag})[2])
         assert list(zip(data["step"], data["value"])) == points
-    accumulator = event_accumulator.EventAccumulator(str(run))
+
+
+def test_hand_built_summaries_read_by_tensorboard(tmp_path):
+    event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator",
+                                            reason="needs the test extra (tensorboard)")
+    records_files.write_event_file(tmp_path)
+    accumulator = event_accumulator.EventAccumulator(str(tmp_path))
     accumulator.Reload()
     assert sorted(accumulator.Tags()["scalars"]) == sorted(_series(SCALARS))
     for tag, points in _series(SCALARS).items():
