@@ -93,6 +93,11 @@ def __getattr__(name):
         "DEAD": ("tensorweave.runtime.executor_dataflow", "DEAD"),
         "DEFAULT_CONTAINER": ("tensorweave.runtime.resources", "DEFAULT_CONTAINER"),
         "checkpoint_format": ("tensorweave.formats.checkpoint_format", None),
+        "example_protos": ("tensorweave.protos.example", None),
+        "framework_protos": ("tensorweave.protos.framework", None),
+        "summary_protos": ("tensorweave.protos.summary", None),
+        "records": ("tensorweave.records", None),
+        "record_format": ("tensorweave.records.format", None),
     }
     lazy.update({rule: (module, rule) for module, rules in _KERNEL_RULES.items() for rule in rules})
     if name in lazy:

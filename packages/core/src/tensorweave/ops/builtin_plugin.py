@@ -19,6 +19,8 @@ OP_MODULES = (
     "tensorweave.ops.data_flow_ops",
     "tensorweave.ops.accumulator_ops",
     "tensorweave.ops.io_ops",
+    "tensorweave.ops.parsing_ops",
+    "tensorweave.ops.decode_ops",
     "tensorweave.ops.linalg_ops",
     "tensorweave.ops.logging_ops",
     "tensorweave.ops.numerics_ops",
