@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.framework.tensor_util import constant_value
 
 
 def test_unique_names_and_name_scopes():
@@ -199,6 +200,16 @@ def test_dtypes_are_never_equal_to_none():
     assert tf.float64 != None and not (tf.float64 == None)  # noqa: E711 - numpy reads None as float64
     with pytest.raises(TypeError, match="cannot convert None"):
         tf.as_dtype(None)
+
+
+def test_string_constants_hold_bytes_as_in_tf1():
+    """A str becomes its UTF-8 bytes (TF fetches bytes), and bytes keep trailing NULs (a serialized proto ends
+    in one when its last field is empty; numpy's fixed-width bytes would drop them)."""
+    assert constant_value(tf.constant("é")).item() == "é".encode()
+    np.testing.assert_array_equal(constant_value(tf.constant([b"a\x00", b"\x0a\x00"])),
+                                  np.array([b"a\x00", b"\x0a\x00"], dtype=object))
+    assert constant_value(tf.constant(b"x\x00\x00")).item() == b"x\x00\x00"
+    assert constant_value(tf.constant([], tf.string)).shape == (0,)
 
 
 def test_none_is_refused_as_a_value_as_tf1_does():

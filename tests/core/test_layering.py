@@ -15,7 +15,8 @@ SOURCES = sorted([*ROOT.glob("packages/*/src"), *ROOT.glob("examples/plugins/*/s
 # Bottom to top; a module may import its own layer and the layers below it (ops and runtime are side by side:
 # neither imports the other). Modules of the core that no prefix names are API modules.
 LAYERS = {
-    "leaf": ("tensorweave.dtypes", "tensorweave.errors", "tensorweave.hookspecs", "tensorweave.formats"),
+    "leaf": ("tensorweave.dtypes", "tensorweave.errors", "tensorweave.hookspecs", "tensorweave.formats",
+             "tensorweave.protos", "tensorweave.records"),
     "framework": ("tensorweave.framework",),
     "ops": ("tensorweave.ops",),
     "runtime": ("tensorweave.runtime",),

@@ -30,6 +30,7 @@ from tensorweave.framework.tensor_conversion import (  # noqa: E402,F401
 )
 from tensorweave.framework.tensor_shape import Dimension, TensorShape  # noqa: E402,F401
 from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: E402,F401
+from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: E402,F401
 from tensorweave.ops.accumulator_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.array_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.check_ops import *  # noqa: E402,F401,F403
@@ -40,6 +41,7 @@ from tensorweave.ops.cond import *  # noqa: E402,F401,F403
 from tensorweave.ops.control_flow_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.cumulative_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.data_flow_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.decode_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.dynamic_partition_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.fill_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.functional_ops import *  # noqa: E402,F401,F403
@@ -53,6 +55,8 @@ from tensorweave.ops.math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.matmul_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.numerics_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.pad_tile_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.parsing_config import *  # noqa: E402,F401,F403
+from tensorweave.ops.parsing_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.random_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.range_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.reduction_ops import *  # noqa: E402,F401,F403
@@ -67,6 +71,9 @@ from tensorweave.ops.unary_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.variable_scope import *  # noqa: E402,F401,F403
 from tensorweave.ops.variables import *  # noqa: E402,F401,F403
 from tensorweave.ops.while_loop import *  # noqa: E402,F401,F403
+from tensorweave.protos.summary import (  # noqa: E402,F401
+    Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryDescription, SummaryMetadata, TaggedRunMetadata,
+)
 from tensorweave.runtime.config import (  # noqa: E402,F401
     ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata, RunOptions,
 )
@@ -76,7 +83,7 @@ from tensorweave import (  # noqa: E402,F401
     compat, data, debugging, extension, image, layers, losses, math, nn, queue, random, test, train,
 )
 
-from tensorweave import app, examples, flags, gfile, io, logging  # noqa: E402,F401
+from tensorweave import app, examples, flags, gfile, io, logging, python_io  # noqa: E402,F401
 from tensorweave.logging import get_logger  # noqa: E402,F401
 
 compat.v1 = _sys.modules[__name__]

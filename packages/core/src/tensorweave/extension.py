@@ -94,6 +94,11 @@ def __getattr__(name):
         "DEFAULT_CONTAINER": ("tensorweave.runtime.resources", "DEFAULT_CONTAINER"),
         "checkpoint_format": ("tensorweave.formats.checkpoint_format", None),
         "FunctionRunner": ("tensorweave.runtime.function_runner", "FunctionRunner"),
+        "example_protos": ("tensorweave.protos.example", None),
+        "framework_protos": ("tensorweave.protos.framework", None),
+        "summary_protos": ("tensorweave.protos.summary", None),
+        "records": ("tensorweave.records", None),
+        "record_format": ("tensorweave.records.format", None),
     }
     lazy.update({rule: (module, rule) for module, rules in _KERNEL_RULES.items() for rule in rules})
     if name in lazy:

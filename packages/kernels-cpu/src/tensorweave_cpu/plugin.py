@@ -21,6 +21,8 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.io",
     "tensorweave_cpu.kernels.datasets",
     "tensorweave_cpu.kernels.iterators",
+    "tensorweave_cpu.kernels.parsing",
+    "tensorweave_cpu.kernels.decode",
     "tensorweave_cpu.kernels.linalg",
     "tensorweave_cpu.kernels.math",
     "tensorweave_cpu.kernels.numerics",

@@ -3,6 +3,8 @@
 A reader finishes its current file before it dequeues the next name, and its reads run one at a time
 in arrival order (concurrent steps may share a reader). Dequeuing is asynchronous, so a read waiting
 for the next file holds no thread; a closed, empty queue of names ends reading with OutOfRangeError.
+A file that cannot be read (missing, or a damaged record part way) fails the read that reached it, and
+the next read goes on with the next file (TF retries the same damaged record for ever).
 """
 
 import collections
@@ -10,7 +12,7 @@ import gzip
 import threading
 import zlib
 
-from tensorweave.extension import Resource, errors
+from tensorweave.extension import Resource, errors, records
 
 
 class _Read:
@@ -75,15 +77,23 @@ class Reader(Resource):
                     return
                 request = self._reads[0]
                 needs_work = self._fill(request)
+            if isinstance(needs_work, errors.OpError):
+                self._finish(request, needs_work)
+                continue
             if needs_work:
                 queue.dequeue(request.cancellation, lambda result: self._got_work(queue, request, result))
                 return
             self._finish(request, request.records)
 
     def _fill(self, request):
-        """Adds records from the current work unit; True if the read must wait for another work unit."""
+        """Adds records from the current work unit; True if the read must wait for another work unit, or the
+        error the work unit's records raised (the reader then drops that work unit)."""
         while len(request.records) < request.limit:
-            record = next(self._records, None)
+            try:
+                record = next(self._records, None)
+            except errors.OpError as e:
+                self._records, self._work = iter(()), None
+                return e
             if record is None:
                 if self._work is not None:
                     self.completed += 1
@@ -135,9 +145,31 @@ class TextLineReader(Reader):
         self.skip_header_lines = skip_header_lines
 
     def _records_of(self, work):
-        lines = _read_bytes(work).splitlines()
-        return [(f"{work}:{i + 1}".encode(), line.rstrip(b"\r"))
-                for i, line in enumerate(lines) if i >= self.skip_header_lines]
+        lines = records.LineIterator(work)  # a missing file fails here
+
+        def keyed():
+            with lines:
+                for line in lines:
+                    if lines.line_number > self.skip_header_lines:
+                        yield f"{work}:{lines.line_number}".encode(), line
+        return keyed()
+
+
+class TFRecordReader(Reader):
+    kind = "TFRecordReader"
+
+    def __init__(self, name, compression_type=""):
+        super().__init__(name)
+        self.compression_type = compression_type
+
+    def _records_of(self, work):
+        iterator = records.RecordIterator(work, self.compression_type)  # a missing file fails here
+
+        def keyed():
+            with iterator:
+                for data in iterator:
+                    yield f"{work}:{iterator.record_offset}".encode(), data
+        return keyed()
 
 
 class WholeFileReader(Reader):

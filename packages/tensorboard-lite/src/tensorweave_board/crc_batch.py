@@ -16,7 +16,9 @@ import functools
 import crc32c
 import numpy as np
 
-_MASK_DELTA = 0xA282EAD8
+from tensorweave.extension import record_format
+
+MASK_DELTA = record_format.MASK_DELTA
 
 
 @functools.lru_cache(maxsize=1)
@@ -96,4 +98,4 @@ def crc32c_many(buf, pos, stride, count, length, varying=None):
 def mask(crcs):
     """TensorFlow's masked CRC of each CRC: rotated right by 15 bits and offset."""
     crcs = np.asarray(crcs, dtype=np.uint32)
-    return ((crcs >> np.uint32(15)) | (crcs << np.uint32(17))) + np.uint32(_MASK_DELTA)
+    return ((crcs >> np.uint32(15)) | (crcs << np.uint32(17))) + np.uint32(MASK_DELTA)

@@ -15,8 +15,9 @@ import threading
 import time
 import weakref
 
+from tensorweave.extension import records
+
 from tensorweave_board import protos
-from tensorweave_board.record_io import RecordWriter
 
 FILE_VERSION = "brain.Event:2"
 _counter = itertools.count()
@@ -42,7 +43,7 @@ class EventFileWriter:
     def _open(self):
         os.makedirs(self._logdir, exist_ok=True)
         self.path = os.path.join(self._logdir, event_file_name(self._suffix))
-        self._records = RecordWriter(open(self.path, "xb"))
+        self._records = records.RecordWriter(open(self.path, "xb"))
         self._queue = queue.Queue(self._max_queue)
         self._error = None
         first = protos.Event(wall_time=time.time(), file_version=FILE_VERSION)
@@ -113,7 +114,7 @@ class EventFileWriter:
                 if kind == "flush":
                     item.set()
                 elif kind == "close":
-                    os.fsync(self._records._file.fileno())
+                    self._records.sync()
                     self._records.close()
                     return
             except Exception as e:  # noqa: BLE001 - kept and raised by the caller's next call

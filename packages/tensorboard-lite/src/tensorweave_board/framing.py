@@ -17,24 +17,15 @@ import crc32c
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from tensorweave.extension import record_format as _format
+
 from tensorweave_board import crc_batch
 
-_HEADER = struct.Struct("<QI")
-_FOOTER = struct.Struct("<I")
-_MASK_DELTA = 0xA282EAD8
+DATA_CHECK, LENGTH_CHECK, MASK_DELTA, MAX_LENGTH = (_format.DATA_CHECK, _format.LENGTH_CHECK, _format.MASK_DELTA,
+                                                    _format.MAX_LENGTH)
+too_long, _FOOTER, _HEADER, _masked = _format.too_long, _format.FOOTER, _format.HEADER, _format.mask
+
 BATCH = 32  # records of one length checked vectorized from this many on (fewer: one crc32c call each)
-LENGTH_CHECK = "the length's checksum does not match"
-DATA_CHECK = "the data's checksum does not match"
-MAX_LENGTH = (1 << 31) - 1  # protobuf neither writes nor reads a message of 2 GiB or more, so no Event is longer
-
-
-def too_long(length):
-    """Why a record of ``length`` bytes cannot be an event (its length field is damaged)."""
-    return f"its length field says {length:,} bytes; no event is 2 GiB or longer"
-
-
-def _masked(crc):
-    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 
 class Stretch:
@@ -194,7 +185,7 @@ def frame_block(buf, base, limit=float("inf"), verify=True):
         length, length_crc = unpack_header(buf, pos)
         if verify:
             c = crc(buf[pos:pos + 8])
-            if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != length_crc:
+            if ((((c >> 15) | (c << 17)) + MASK_DELTA) & 0xFFFFFFFF) != length_crc:
                 failure = (ordinal, pos, LENGTH_CHECK)
                 break
         stop = pos + 12 + length
@@ -206,7 +197,7 @@ def frame_block(buf, base, limit=float("inf"), verify=True):
             break
         if verify:
             c = crc(buf[pos + 12:stop])
-            if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != unpack_footer(buf, stop)[0]:
+            if ((((c >> 15) | (c << 17)) + MASK_DELTA) & 0xFFFFFFFF) != unpack_footer(buf, stop)[0]:
                 failure = (ordinal, pos, DATA_CHECK)
                 break
         ordinals.append(ordinal)

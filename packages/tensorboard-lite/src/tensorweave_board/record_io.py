@@ -1,55 +1,23 @@
-"""TFRecord framing, as TensorBoard's event files use it: each record is
-
-    uint64 length | uint32 masked_crc32c(length) | data | uint32 masked_crc32c(data)
-
-(little-endian). A writer emits each record with one ``write`` so a crash leaves at most one incomplete
-record at the end; a reader tells such an incomplete tail (a file still being written, or cut short:
-wait and read again) from corruption (a checksum that does not match: stop there with a warning).
-Big files are read in blocks, framed and verified mostly vectorized (``framing``).
+"""Reading event files as the dashboard does: the TFRecord format and its writer are the core's
+(``tensorweave.records``); here a reader tails a file that may still be being written, and tells an
+incomplete tail (a file still being written, or cut short: wait and read again) from corruption (a
+checksum that does not match: stop there with a warning). Big files are read in blocks, framed and
+verified mostly vectorized (``framing``).
 """
 
 import logging
 import os
-import struct
 import warnings
 
-import crc32c
+from tensorweave.extension import record_format as _format, records as _records
 
-from tensorweave_board.framing import DATA_CHECK, LENGTH_CHECK, MAX_LENGTH, Block, frame_block, too_long
+from tensorweave_board.framing import Block, frame_block
+
+DATA_CHECK, FOOTER, HEADER, MAX_LENGTH = _format.DATA_CHECK, _format.FOOTER, _format.HEADER, _format.MAX_LENGTH
+header_problem, too_long = _format.header_problem, _format.too_long
+frame, masked_crc, RecordWriter = _format.frame, _format.masked_crc, _records.RecordWriter  # for the board's users
 
 _log = logging.getLogger("tensorweave_board")
-
-_HEADER = struct.Struct("<QI")
-_FOOTER = struct.Struct("<I")
-_MASK_DELTA = 0xA282EAD8
-
-
-def masked_crc(data):
-    """TensorFlow's masked CRC32C: rotated and offset so a CRC of data holding CRCs stays well mixed."""
-    crc = crc32c.crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
-
-
-def frame(data):
-    """The bytes of one record holding ``data``."""
-    length = struct.pack("<Q", len(data))
-    return b"".join((length, _FOOTER.pack(masked_crc(length)), data, _FOOTER.pack(masked_crc(data))))
-
-
-class RecordWriter:
-    """Appends records to a binary file object; ``write`` emits a whole record at once."""
-
-    def __init__(self, fileobj):
-        self._file = fileobj
-
-    def write(self, data):
-        self._file.write(frame(bytes(data)))
-
-    def flush(self):
-        self._file.flush()
-
-    def close(self):
-        self._file.close()
 
 
 class DataLossWarning(UserWarning):
@@ -138,11 +106,11 @@ def read_record_at(path, offset, verify=True):
     with open(path, "rb") as f:
         f.seek(offset)
         head = f.read(12)
-        if len(head) < 12:
+        if len(head) < HEADER.size:
             raise ValueError(f"{path}: no record at byte {offset}")
-        length, length_crc = _HEADER.unpack(head)
-        if verify and masked_crc(head[:8]) != length_crc:
-            raise ValueError(f"{path}: corrupted record at byte {offset} ({LENGTH_CHECK})")
+        length, problem = header_problem(head)
+        if verify and problem:
+            raise ValueError(f"{path}: corrupted record at byte {offset} ({problem})")
         if length > MAX_LENGTH:
             raise ValueError(f"{path}: corrupted record at byte {offset} ({too_long(length)})")
         size = os.fstat(f.fileno()).st_size
@@ -153,7 +121,7 @@ def read_record_at(path, offset, verify=True):
         tail = f.read(4)
         if len(data) < length or len(tail) < 4:
             raise ValueError(f"{path}: the record at byte {offset} is incomplete")
-        if verify and masked_crc(data) != _FOOTER.unpack(tail)[0]:
+        if verify and masked_crc(data) != FOOTER.unpack(tail)[0]:
             raise ValueError(f"{path}: corrupted record at byte {offset} ({DATA_CHECK})")
         return data
 

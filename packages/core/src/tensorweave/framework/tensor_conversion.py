@@ -52,7 +52,11 @@ def numpy_value(value, dtype=None):
     if arr.dtype.kind == "O" and not isinstance(value, np.ndarray) and any(v is None for v in arr.flat):
         raise TypeError(f"Failed to convert elements of {_short(value)} to Tensor: None is not a value (TF1 "
                         f"refuses it as well). Give a number, or build the tensor with a placeholder.")
-    if arr.dtype.kind in "US":
+    if arr.dtype.kind == "S" and not isinstance(value, np.ndarray):
+        arr = np.asarray(value, dtype=object)  # numpy's fixed-width bytes would drop trailing NULs
+    elif arr.dtype.kind == "U":
+        arr = np.vectorize(str.encode, otypes=[object])(arr) if arr.size else arr.astype(object)  # str as UTF-8
+    elif arr.dtype.kind == "S":
         arr = arr.astype(object)
     if dtype is None:
         if arr.dtype == np.float64 and not isinstance(value, np.ndarray) and not isinstance(value, np.generic):
@@ -65,9 +69,9 @@ def numpy_value(value, dtype=None):
     if arr.dtype == target:
         return arr
     if dtype is dtypes.string:
-        if arr.dtype.kind != "O":
+        if arr.dtype.kind != "O" and not (arr.size == 0 and not isinstance(value, np.ndarray)):
             raise TypeError(f"expected a string value, got {value!r}")
-        return arr
+        return arr.astype(object)
     if arr.dtype.kind == "O":
         raise TypeError(f"cannot convert {_short(value)} to {dtype.name}")
     if dtype.is_integer and arr.dtype.kind == "f":

@@ -20,6 +20,8 @@ OP_MODULES = (
     "tensorweave.ops.accumulator_ops",
     "tensorweave.ops.io_ops",
     "tensorweave.ops.dataset_ops",
+    "tensorweave.ops.parsing_ops",
+    "tensorweave.ops.decode_ops",
     "tensorweave.ops.linalg_ops",
     "tensorweave.ops.logging_ops",
     "tensorweave.ops.numerics_ops",

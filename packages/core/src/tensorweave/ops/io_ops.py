@@ -9,11 +9,12 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
+from tensorweave.records.options import TFRecordOptions
 
 DEFS = OpDefList()
 
-__all__ = ["FixedLengthRecordReader", "IdentityReader", "ReaderBase", "TextLineReader", "WholeFileReader",
-           "matching_files", "read_file", "string_join", "write_file"]
+__all__ = ["FixedLengthRecordReader", "IdentityReader", "ReaderBase", "TFRecordReader", "TextLineReader",
+           "WholeFileReader", "matching_files", "read_file", "string_join", "write_file"]
 
 DEFS.define("SaveV2", inputs=["prefix: string", "tensor_names: string", "shape_and_slices: string", "tensors: dtypes"],
             attrs=["dtypes: list(type) >= 1"], is_stateful=True, grad=NOT_DIFFERENTIABLE,
@@ -125,6 +126,8 @@ def _define_reader(name, attrs=(), doc=""):
 
 
 _define_reader("TextLineReaderV2", ["skip_header_lines: int = 0"], "Records are the lines of each file.")
+_define_reader("TFRecordReaderV2", ["compression_type: string = ''"],
+               "Records are those of each TFRecord file (compression_type '', 'ZLIB' or 'GZIP'); keys file:offset.")
 _define_reader("WholeFileReaderV2", doc="A record is a whole file: (its name, its contents).")
 _define_reader("IdentityReaderV2", doc="A record is the work unit itself: (work, work).")
 _define_reader("FixedLengthRecordReaderV2", ["header_bytes: int = 0", "record_bytes: int", "footer_bytes: int = 0",
@@ -197,6 +200,15 @@ class TextLineReader(ReaderBase):
     def __init__(self, skip_header_lines=None, name=None):
         super().__init__(_reader("TextLineReaderV2", name or "TextLineReaderV2",
                                  skip_header_lines=int(skip_header_lines or 0)))
+
+
+class TFRecordReader(ReaderBase):
+    """Records of TFRecord files; keys are ``file:offset`` (the record's offset, uncompressed).
+    ``options``: a TFRecordOptions, or the compression type ('', 'ZLIB', 'GZIP')."""
+
+    def __init__(self, name=None, options=None):
+        compression_type = TFRecordOptions.get_compression_type_string(options)
+        super().__init__(_reader("TFRecordReaderV2", name or "TFRecordReaderV2", compression_type=compression_type))
 
 
 class WholeFileReader(ReaderBase):

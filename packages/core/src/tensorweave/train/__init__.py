@@ -2,6 +2,9 @@
 and distributed training (cluster, servers, device setters, synchronous replicas)."""
 
 from tensorweave.framework.registry import get_registries as _get_registries
+from tensorweave.protos.example import (  # noqa: F401
+    BytesList, Example, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List, SequenceExample,
+)
 from tensorweave.train.adagrad import *  # noqa: F401,F403
 from tensorweave.train.adam import *  # noqa: F401,F403
 from tensorweave.train.basic_session_run_hooks import *  # noqa: F401,F403
@@ -22,6 +25,7 @@ from tensorweave.train.saver import *  # noqa: F401,F403
 from tensorweave.train.server_lib import *  # noqa: F401,F403
 from tensorweave.train.session_manager import *  # noqa: F401,F403
 from tensorweave.train.session_run_hook import *  # noqa: F401,F403
+from tensorweave.train.summary_iterator import *  # noqa: F401,F403
 from tensorweave.train.sync_replicas_optimizer import *  # noqa: F401,F403
 from tensorweave.train.training_util import *  # noqa: F401,F403
 

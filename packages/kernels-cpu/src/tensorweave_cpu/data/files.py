@@ -1,23 +1,19 @@
 """Datasets reading files, one file after another: lines of text, fixed-length records, TFRecords.
 
 Each element is one scalar string. Files are opened when the iteration reaches them and closed when it
-leaves them; GZIP and ZLIB files are inflated as a stream. ``tfrecord_records`` is the one place that reads
-the TFRecord framing (to be replaced by the core's ``tensorweave.records.RecordIterator``).
-"""
+leaves them; GZIP and ZLIB files are inflated as a stream. Lines and TFRecords are read by the core's
+``tensorweave.records`` (the one implementation of TF's line rules and record framing, which tf.python_io,
+the queue readers and the dashboard's event files use too)."""
 
-import gzip
 import os
-import struct
-import zlib
 
-import crc32c
 import numpy as np
 
-from tensorweave.extension import errors
+from tensorweave.extension import errors, records
 
 from tensorweave_cpu.data.base import DatasetValue, GeneratorIterator
 
-COMPRESSION_TYPES = ("", "ZLIB", "GZIP")
+COMPRESSION_TYPES = records.COMPRESSION_TYPES
 
 
 def _string(value):
@@ -34,45 +30,14 @@ def _open(path, compression_type, buffer_size):
         raise errors.NotFoundError(None, None, f"{path}; No such file or directory") from None
     except IsADirectoryError:
         raise errors.FailedPreconditionError(None, None, f"{path}; Is a directory") from None
-    if compression_type == "GZIP":
-        return gzip.GzipFile(fileobj=raw, mode="rb")
-    if compression_type == "ZLIB":
-        return _ZlibStream(raw)
+    if compression_type:
+        return records.compression.open_inflating(raw, compression_type, path)
     return raw
 
 
-class _ZlibStream:
-    """A readable stream inflating a zlib-wrapped file (TF's ZLIB record compression)."""
-
-    def __init__(self, raw):
-        self._raw, self._inflate, self._pending = raw, zlib.decompressobj(), b""
-
-    def read(self, n=-1):
-        while n < 0 or len(self._pending) < n:
-            chunk = self._raw.read(1 << 16)
-            if not chunk:
-                self._pending += self._inflate.flush()
-                break
-            self._pending += self._inflate.decompress(chunk)
-        if n < 0:
-            n = len(self._pending)
-        out, self._pending = self._pending[:n], self._pending[n:]
-        return out
-
-    def __iter__(self):
-        return iter(self.read().splitlines(keepends=True))
-
-    def close(self):
-        self._raw.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
 class FileDataset(DatasetValue):
+    """The records of each file in turn; a subclass's ``records(path)`` reads one file."""
+
     def __init__(self, filenames, compression_type, buffer_size):
         super().__init__([np.object_])
         if compression_type not in COMPRESSION_TYPES:
@@ -88,17 +53,14 @@ class FileDataset(DatasetValue):
     def iterator(self, pipeline):
         return GeneratorIterator((_string(r),) for path in self.filenames for r in self.records(path))
 
-    def records(self, path):
-        raise NotImplementedError
+    def _buffer(self):
+        return int(self.buffer_size) if self.buffer_size > 0 else None
 
 
 class TextLines(FileDataset):
     def records(self, path):
-        with _open(path, self.compression_type, self.buffer_size) as f:
-            for line in f:
-                if line.endswith(b"\n"):
-                    line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
-                yield line
+        with records.LineIterator(path, self.compression_type, self._buffer()) as lines:
+            yield from lines
 
 
 class FixedLengthRecords(FileDataset):
@@ -137,38 +99,6 @@ class FixedLengthRecords(FileDataset):
 
 class TFRecords(FileDataset):
     def records(self, path):
-        return tfrecord_records(path, self.compression_type, self.buffer_size)
-
-
-_LENGTH = struct.Struct("<QI")
-_CRC = struct.Struct("<I")
-
-
-def _masked_crc(data):
-    crc = crc32c.crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def tfrecord_records(path, compression_type, buffer_size):
-    """The records of one TFRecord file, both checksums verified (DataLossError on a damaged record)."""
-    with _open(path, compression_type, buffer_size) as f:
-        offset = 0
-        while True:
-            head = f.read(_LENGTH.size)
-            if not head:
-                return
-            if len(head) < _LENGTH.size:
-                raise errors.DataLossError(None, None, f"truncated record at {offset} in {path}")
-            length, length_crc = _LENGTH.unpack(head)
-            if _masked_crc(head[:8]) != length_crc:
-                raise errors.DataLossError(None, None, f"corrupted record at {offset} in {path} (the length's "
-                                                       f"checksum does not match; is this a TFRecord file?)")
-            body = f.read(length + _CRC.size)
-            if len(body) < length + _CRC.size:
-                raise errors.DataLossError(None, None, f"truncated record at {offset} in {path}")
-            data = body[:length]
-            if _masked_crc(data) != _CRC.unpack_from(body, length)[0]:
-                raise errors.DataLossError(None, None, f"corrupted record at {offset} in {path} (the data's "
-                                                       f"checksum does not match)")
-            offset += _LENGTH.size + length + _CRC.size
-            yield data
+        """Both checksums of every record verified (DataLossError naming the record's offset and the file)."""
+        with records.RecordIterator(path, self.compression_type, self._buffer()) as found:
+            yield from found

@@ -108,6 +108,7 @@ def _write_file(filename, contents):
 # ---- readers ----------------------------------------------------------------------------------------
 _READERS = {
     "TextLineReaderV2": lambda name, a: readers.TextLineReader(name, a["skip_header_lines"]),
+    "TFRecordReaderV2": lambda name, a: readers.TFRecordReader(name, a["compression_type"]),
     "WholeFileReaderV2": lambda name, a: readers.WholeFileReader(name),
     "IdentityReaderV2": lambda name, a: readers.IdentityReader(name),
     "FixedLengthRecordReaderV2": lambda name, a: readers.FixedLengthRecordReader(

@@ -1,0 +1,57 @@
+"""SparseTensor: a tensor given by the ``indices`` of its non-default entries, their ``values`` and its
+``dense_shape`` (three dense tensors), as TF1 has it; fetched as a SparseTensorValue. What parsing a
+VarLenFeature returns; the sparse ops that consume it are yet to come."""
+
+import collections
+
+from tensorweave import dtypes
+from tensorweave.framework import tensor_shape
+from tensorweave.framework.default_session import get_default_session_or_raise
+from tensorweave.framework.tensor_conversion import convert_to_tensor, register_fetch_conversion
+from tensorweave.framework.tensor_util import constant_value_as_shape
+
+SparseTensorValue = collections.namedtuple("SparseTensorValue", ["indices", "values", "dense_shape"])
+SparseTensorValue.__doc__ = "A fetched SparseTensor: numpy ``indices`` (int64 [N, rank]), ``values`` [N], ``dense_shape``."
+
+
+class SparseTensor:
+    """``dense[indices[i]] = values[i]``; every other entry of ``dense_shape`` holds the default (0 or '')."""
+
+    @classmethod
+    def from_value(cls, sparse_tensor_value):
+        if isinstance(sparse_tensor_value, SparseTensor):
+            return sparse_tensor_value
+        return cls(*sparse_tensor_value)
+
+    def __init__(self, indices, values, dense_shape):
+        self._indices = convert_to_tensor(indices, dtype=dtypes.int64, name="indices")
+        self._values = convert_to_tensor(values, name="values")
+        self._dense_shape = convert_to_tensor(dense_shape, dtype=dtypes.int64, name="dense_shape")
+        rank = self._dense_shape.shape.with_rank(1)[0]
+        self._indices.shape.assert_is_compatible_with(tensor_shape.TensorShape([None, rank]))
+        self._values.shape.assert_is_compatible_with(tensor_shape.TensorShape([None]))
+
+    indices = property(lambda self: self._indices, doc="int64 [N, rank]: where the values are.")
+    values = property(lambda self: self._values, doc="[N]: the values at ``indices``.")
+    dense_shape = property(lambda self: self._dense_shape, doc="int64 [rank]: the shape of the dense tensor.")
+    dtype = property(lambda self: self._values.dtype)
+    graph = property(lambda self: self._values.graph)
+    op = property(lambda self: self._values.op, doc="The op that produced ``values``.")
+
+    def get_shape(self):
+        """The static shape of the dense tensor (what is known of ``dense_shape`` before running)."""
+        return constant_value_as_shape(self._dense_shape)
+
+    @property
+    def shape(self):
+        return self.get_shape()
+
+    def eval(self, feed_dict=None, session=None):
+        return get_default_session_or_raise(session, self).run(self, feed_dict)
+
+    def __repr__(self):
+        return f"SparseTensor(indices={self._indices}, values={self._values}, dense_shape={self._dense_shape})"
+
+
+register_fetch_conversion(SparseTensor, lambda s: [s.indices, s.values, s.dense_shape],
+                          lambda v: SparseTensorValue(*v))
