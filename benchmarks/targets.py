@@ -31,6 +31,9 @@ def evaluate(rows):
         ratio = _ratio(rows, case, "tensorweave", against)
         results.append((f"{case}: tensorweave <= {limit:.2f}x {against}",
                         None if ratio is None else f"{ratio:.2f}x", None if ratio is None else ratio <= limit))
+    fed = _ratio(rows, "mlp batch 64, input", "tf.data", "feed_dict")
+    results.append(("mlp batch 64 input: tf.data <= 1.00x feed_dict", None if fed is None else f"{fed:.2f}x",
+                    None if fed is None else fed <= 1.0))
     sparse = _median(rows, "embedding update, sparse rows", "tensorweave")
     dense = _median(rows, "embedding update, dense table", "tensorweave")
     speedup = None if sparse is None or dense is None else dense / sparse

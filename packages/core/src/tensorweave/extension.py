@@ -93,6 +93,7 @@ def __getattr__(name):
         "DEAD": ("tensorweave.runtime.executor_dataflow", "DEAD"),
         "DEFAULT_CONTAINER": ("tensorweave.runtime.resources", "DEFAULT_CONTAINER"),
         "checkpoint_format": ("tensorweave.formats.checkpoint_format", None),
+        "FunctionRunner": ("tensorweave.runtime.function_runner", "FunctionRunner"),
         "example_protos": ("tensorweave.protos.example", None),
         "framework_protos": ("tensorweave.protos.framework", None),
         "summary_protos": ("tensorweave.protos.summary", None),

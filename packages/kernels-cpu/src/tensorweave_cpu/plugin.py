@@ -19,6 +19,8 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.data_flow",
     "tensorweave_cpu.kernels.accumulators",
     "tensorweave_cpu.kernels.io",
+    "tensorweave_cpu.kernels.datasets",
+    "tensorweave_cpu.kernels.iterators",
     "tensorweave_cpu.kernels.parsing",
     "tensorweave_cpu.kernels.decode",
     "tensorweave_cpu.kernels.linalg",

@@ -32,6 +32,17 @@ HOST_OPS = {
                      "RandomPoisson", "RandomPoissonV2", "RandomShuffle", "Multinomial"], _RANDOM),
     **dict.fromkeys(["UniformCandidateSampler", "LogUniformCandidateSampler", "ComputeAccidentalHits"],
                     "candidate sampling draws and matches ids on the host (CPU-only in TF as well)"),
+    **dict.fromkeys(["TensorDataset", "TensorSliceDataset", "RangeDataset", "GeneratorDataset", "TextLineDataset",
+                     "FixedLengthRecordDatasetV2", "TFRecordDataset", "ZipDataset", "ConcatenateDataset",
+                     "RepeatDataset", "TakeDataset", "SkipDataset", "CacheDataset", "ShuffleDataset",
+                     "ShuffleAndRepeatDataset", "PrefetchDataset", "BatchDatasetV2", "PaddedBatchDatasetV2",
+                     "UnbatchDataset", "MapDataset", "ParallelMapDataset", "FilterDataset", "FlatMapDataset",
+                     "InterleaveDataset", "ParallelInterleaveDatasetV2", "MapAndBatchDataset", "IteratorV2",
+                     "OneShotIterator", "MakeIterator", "IteratorGetNext", "IteratorToStringHandle",
+                     "IteratorFromStringHandleV2"],
+                    "a tf.data pipeline is host code (Python iterators, files, background threads; TF runs it on the "
+                    "CPU as well); the elements IteratorGetNext hands out are copied to the GPU that consumes them"),
+    "MatchingFiles": _IO,
     **dict.fromkeys(["DecodeJpeg", "DecodePng", "DecodeGif", "DecodeBmp", "DecodeImage", "EncodeJpeg", "EncodePng"],
                     "image codecs run in host libraries (libjpeg-turbo, zlib) on encoded strings; the decoded "
                     "pixels are copied to the GPU"),

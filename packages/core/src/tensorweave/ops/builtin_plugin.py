@@ -19,6 +19,7 @@ OP_MODULES = (
     "tensorweave.ops.data_flow_ops",
     "tensorweave.ops.accumulator_ops",
     "tensorweave.ops.io_ops",
+    "tensorweave.ops.dataset_ops",
     "tensorweave.ops.parsing_ops",
     "tensorweave.ops.decode_ops",
     "tensorweave.ops.linalg_ops",

@@ -14,7 +14,7 @@ from tensorweave.records.options import TFRecordOptions
 DEFS = OpDefList()
 
 __all__ = ["FixedLengthRecordReader", "IdentityReader", "ReaderBase", "TFRecordReader", "TextLineReader",
-           "WholeFileReader", "read_file", "string_join", "write_file"]
+           "WholeFileReader", "matching_files", "read_file", "string_join", "write_file"]
 
 DEFS.define("SaveV2", inputs=["prefix: string", "tensor_names: string", "shape_and_slices: string", "tensors: dtypes"],
             attrs=["dtypes: list(type) >= 1"], is_stateful=True, grad=NOT_DIFFERENTIABLE,
@@ -38,6 +38,9 @@ DEFS.define("ReadFile", inputs=["filename: string"], outputs=["contents: string"
             shape_fn=common_shapes.scalar_shape, doc="The bytes of a file.")
 DEFS.define("WriteFile", inputs=["filename: string", "contents: string"], is_stateful=True,
             grad=NOT_DIFFERENTIABLE, doc="Writes bytes to a file (atomically), creating its directory.")
+DEFS.define("MatchingFiles", inputs=["pattern: string"], outputs=["filenames: string"], grad=NOT_DIFFERENTIABLE,
+            shape_fn=lambda op: [tensor_shape.TensorShape([None])], is_stateful=True,  # never folded: files change
+            doc="The sorted names of the files matching a glob pattern (or any of a vector of patterns).")
 
 
 @RESTORE.set_shape_fn
@@ -102,6 +105,11 @@ def read_file(filename, name=None):
 def write_file(filename, contents, name=None):
     return apply_op("WriteFile", [convert_to_tensor(filename, dtype=dtypes.string),
                                   convert_to_tensor(contents, dtype=dtypes.string)], name=name or "WriteFile")
+
+
+def matching_files(pattern, name=None):
+    """The sorted file names matching ``pattern`` (a glob, or a vector of them), read when the op runs."""
+    return apply_op("MatchingFiles", [convert_to_tensor(pattern, dtype=dtypes.string)], name=name or "MatchingFiles")
 
 
 def _strings(values):

@@ -1,6 +1,7 @@
 """CPU kernels for checkpoints, files and readers; the checkpoint format lives in
 tensorweave.formats.checkpoint_format, the readers in tensorweave_cpu.readers."""
 
+import glob
 import os
 
 import numpy as np
@@ -85,6 +86,15 @@ def _read_file(filename):
             return np.array(f.read(), dtype=object)
     except FileNotFoundError:
         raise errors.NotFoundError(None, None, f"file {path!r} does not exist") from None
+
+
+@KERNELS.register("MatchingFiles")
+def _matching_files(pattern):
+    patterns = [_text(p) for p in np.asarray(pattern, dtype=object).reshape(-1)]
+    names = [name.encode() for p in patterns for name in sorted(glob.glob(p))]  # per pattern, as TF's
+    out = np.empty(len(names), dtype=object)
+    out[:] = names
+    return out
 
 
 @KERNELS.register("WriteFile")
