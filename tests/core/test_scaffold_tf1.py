@@ -68,3 +68,15 @@ def test_app_flags_is_tf_flags_and_flags_are_absl_flags():
     assert tf.app.flags is tf.flags
     assert tf.flags.FLAGS["verbosity"] is absl_flags.FLAGS["verbosity"]
     assert tf.flags.UnrecognizedFlagError is absl_flags.UnrecognizedFlagError
+
+
+def test_tf_io_has_tf115s_names_for_records_parsing_files_and_image_codecs():
+    """tf.io gathers under TF 1.14+'s names what tf, tf.python_io and tf.image also have: the same functions."""
+    for name in ("decode_jpeg", "decode_png", "decode_gif", "decode_bmp", "decode_image", "encode_jpeg", "encode_png"):
+        assert getattr(tf.io, name) is getattr(tf.image, name), name
+    for name in ("decode_raw", "decode_csv", "read_file", "write_file", "matching_files", "parse_example",
+                 "parse_single_example", "parse_single_sequence_example", "FixedLenFeature", "VarLenFeature",
+                 "FixedLenSequenceFeature"):
+        assert getattr(tf.io, name) is getattr(tf, name), name
+    for name in ("TFRecordWriter", "TFRecordOptions", "TFRecordCompressionType", "tf_record_iterator"):
+        assert getattr(tf.io, name) is getattr(tf.python_io, name), name
