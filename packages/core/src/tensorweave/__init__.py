@@ -51,6 +51,7 @@ from tensorweave.ops.logging_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.mask_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.matmul_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.matrix_diag_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.numerics_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.pad_tile_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.random_ops import *  # noqa: E402,F401,F403

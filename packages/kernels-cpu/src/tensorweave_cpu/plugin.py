@@ -20,6 +20,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.accumulators",
     "tensorweave_cpu.kernels.io",
     "tensorweave_cpu.kernels.linalg",
+    "tensorweave_cpu.kernels.matrix_diag",
     "tensorweave_cpu.kernels.math",
     "tensorweave_cpu.kernels.numerics",
     "tensorweave_cpu.kernels.reductions",
