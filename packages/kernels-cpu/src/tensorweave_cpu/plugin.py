@@ -22,6 +22,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.linalg",
     "tensorweave_cpu.kernels.matrix_diag",
     "tensorweave_cpu.kernels.math",
+    "tensorweave_cpu.kernels.special",
     "tensorweave_cpu.kernels.numerics",
     "tensorweave_cpu.kernels.reductions",
     "tensorweave_cpu.kernels.matmul",

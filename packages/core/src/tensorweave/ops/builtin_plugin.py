@@ -27,6 +27,7 @@ OP_MODULES = (
     "tensorweave.ops.math_ops",
     "tensorweave.ops.broadcast_gradient_ops",
     "tensorweave.ops.unary_math_ops",
+    "tensorweave.ops.special_math_ops",
     "tensorweave.ops.comparison_ops",
     "tensorweave.ops.reduction_ops",
     "tensorweave.ops.cumulative_ops",
