@@ -25,6 +25,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.special",
     "tensorweave_cpu.kernels.numerics",
     "tensorweave_cpu.kernels.reductions",
+    "tensorweave_cpu.kernels.segments",
     "tensorweave_cpu.kernels.matmul",
     "tensorweave_cpu.kernels.nn",
     "tensorweave_cpu.kernels.conv",
