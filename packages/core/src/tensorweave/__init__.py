@@ -46,6 +46,7 @@ from tensorweave.ops.fill_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.functional_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.gather_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.gradients_impl import *  # noqa: E402,F401,F403
+from tensorweave.ops.grid_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.init_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.io_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.linalg_ops import *  # noqa: E402,F401,F403
@@ -64,6 +65,7 @@ from tensorweave.ops.reduction_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.segment_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.shape_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.slicing_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.sort_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.special_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.state_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_array_ops import *  # noqa: E402,F401,F403

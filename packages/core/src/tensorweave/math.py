@@ -2,6 +2,7 @@
 
 from tensorweave.ops.comparison_ops import *  # noqa: F401,F403
 from tensorweave.ops.cumulative_ops import *  # noqa: F401,F403
+from tensorweave.ops.grid_ops import linspace  # noqa: F401
 from tensorweave.ops.math_ops import *  # noqa: F401,F403
 from tensorweave.ops.matmul_ops import *  # noqa: F401,F403
 from tensorweave.ops.range_ops import *  # noqa: F401,F403

@@ -34,6 +34,7 @@ OP_MODULES = (
     "tensorweave.ops.matmul_ops",
     "tensorweave.ops.segment_ops",
     "tensorweave.ops.range_ops",
+    "tensorweave.ops.grid_ops",
     "tensorweave.ops.nn_ops",
     "tensorweave.ops.conv_ops",
     "tensorweave.ops.pooling_ops",

@@ -1,4 +1,4 @@
-"""CPU kernels for reductions, ArgMax/ArgMin, Cumsum/Cumprod and Range (segment reductions: segments.py).
+"""CPU kernels for reductions, ArgMax/ArgMin, Cumsum/Cumprod, Range and LinSpace (segment reductions: segments.py).
 
 Every kernel returns exactly its op's dtype: integer sums and products stay in their type (numpy would
 widen them), float16 accumulates in float32 and is cast back, integer means truncate toward zero like TF.
@@ -152,4 +152,15 @@ def _range(node):
     def compute(start, limit, delta):
         range_size(start.item(), limit.item(), delta.item())
         return xp.arange(start, limit, delta, dtype=dtype)
+    return compute
+
+
+@KERNELS.register_build("LinSpace")
+def _lin_space(node):
+    dtype = node.output_dtypes[0].as_numpy_dtype
+
+    def compute(start, stop, num):
+        if int(num) <= 0:
+            raise ValueError(f"Requires num > 0: {int(num)}")
+        return np.linspace(start, stop, int(num)).astype(dtype, copy=False)
     return compute
