@@ -68,9 +68,9 @@ def _self_adjoint_eig_shape(op):
     return [shape[:-1], v]
 
 
-def _solve_right_upper(x, r):
-    """x @ inv(r) for upper-triangular r."""
-    return adjoint(matrix_triangular_solve(r, adjoint(x), lower=False, adjoint=True))
+def _times_inverse_adjoint(x, r):
+    """x @ inv(r)^H for upper-triangular r."""
+    return adjoint(matrix_triangular_solve(r, adjoint(x), lower=False, adjoint=False))
 
 
 def _qr_grad_deep(q, r, dq, dr):
@@ -78,8 +78,8 @@ def _qr_grad_deep(q, r, dq, dr):
     qdq = matmul(q, dq, adjoint_a=True)
     rdr = matmul(r, dr, adjoint_b=True)
     lower = matrix_band_part(qdq - adjoint(qdq) + rdr - adjoint(rdr), -1, 0)
-    grad_a = matmul(q, dr + _solve_right_upper(lower, r))
-    return grad_a + _solve_right_upper(dq - matmul(q, qdq), r)
+    grad_a = matmul(q, dr + _times_inverse_adjoint(lower, r))
+    return grad_a + _times_inverse_adjoint(dq - matmul(q, qdq), r)
 
 
 @QR.set_gradient
