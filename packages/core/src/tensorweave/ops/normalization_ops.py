@@ -79,6 +79,10 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, 
         x.shape.with_rank(4)
         scale = convert_to_tensor(scale, name="scale")
         offset = convert_to_tensor(offset, dtype=scale.dtype, name="offset")
+        if x.dtype not in (dtypes.float16, dtypes.float32) or scale.dtype != dtypes.float32:
+            raise TypeError(f"fused_batch_norm: x must be float16 or float32 and scale and offset float32 (as TF's "
+                            f"fused kernel), got {x.dtype.name} and {scale.dtype.name}; cast them, or use "
+                            f"tf.nn.batch_normalization for other types")
         epsilon = max(float(epsilon), _FUSED_MIN_EPSILON)
         axes, channel = ([0, 1, 2], 3) if data_format == "NHWC" else ([0, 2, 3], 1)
         along = [1, 1, 1, 1]

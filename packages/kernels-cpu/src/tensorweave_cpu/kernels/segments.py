@@ -3,7 +3,7 @@ sorted (Segment*: ids a non-decreasing vector, output rows up to the last id) or
 any shape prefixing data's, ``num_segments`` rows, negative ids dropped).
 
 Empty segments get what TF gives them: 0 in sorted sums, means, maxima and minima, 1 in products; in unsorted
-ones 0 for sums, 1 for products and the lowest (max) or highest (min) value of the type.
+ones 0 for sums, 1 for products and the lowest (max) or highest (min) finite value of the type.
 """
 
 import numpy as np
@@ -16,9 +16,8 @@ KERNELS = KernelSet("CPU")
 
 
 def _extreme(dtype, high):
-    if dtype.kind == "f":
-        return np.inf if high else -np.inf
-    info = np.iinfo(dtype)
+    """The highest or lowest finite value of the type (TF's Eigen::NumTraits lowest/highest, not infinities)."""
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
     return info.max if high else info.min
 
 
