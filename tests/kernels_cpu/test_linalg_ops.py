@@ -85,6 +85,17 @@ def test_einsum_against_numpy(equation, shapes):
     np.testing.assert_allclose(got, np.einsum(equation, *values), rtol=1e-10, atol=1e-12)
 
 
+def test_einsum_of_operands_of_unknown_rank_takes_the_subscripts_rank():
+    """Before, an operand of unknown rank (a placeholder without a shape) failed while building."""
+    a = tf.placeholder(tf.float64)
+    product = tf.einsum("ij,jk->ik", a, a)
+    assert product.shape.as_list() == [None, None]
+    value = np.array([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(_run(product, feed={a: value})[0], value @ value)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        _run(product, feed={a: np.ones(3)})
+
+
 def test_einsum_errors_name_the_equation():
     with pytest.raises(ValueError, match="names 2 operands"):
         tf.einsum("ij,jk->ik", tf.ones([2, 2]))

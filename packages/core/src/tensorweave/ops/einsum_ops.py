@@ -89,7 +89,8 @@ def _parse(equation, inputs):
             raise ValueError(f"einsum: subscripts {term!r} name more dimensions than the operand's {rank}")
         return list(head) + ellipsis[len(ellipsis) - covered:] + list(tail)
 
-    in_labels = [expand(term, t.shape.ndims) for term, t in zip(labels, inputs)]
+    in_labels = [expand(term, len(term) if t.shape.ndims is None else t.shape.ndims)
+                 for term, t in zip(labels, inputs)]
     if arrow:
         if set(rhs.replace("...", "")) - allowed:
             raise ValueError(f"einsum: bad output subscripts {rhs!r} in {equation!r}")
@@ -165,6 +166,9 @@ def einsum(equation, *inputs, **kwargs):
         if any(t.dtype != dtype for t in tensors):
             raise TypeError(f"einsum: operands must have one dtype, got {[t.dtype.name for t in tensors]}")
         in_labels, out_labels = _parse(equation, tensors)
+        # an operand of unknown rank gets its subscripts' rank, checked when it runs
+        tensors = [t if t.shape.ndims is not None else shape_ops.ensure_shape(t, [None] * len(labels))
+                   for t, labels in zip(tensors, in_labels)]
         operands = list(zip(tensors, in_labels))
         while len(operands) > 1:
             (x, x_labels), (y, y_labels) = operands[:2]
