@@ -253,6 +253,9 @@ CASES.update({
     "MatrixTriangularSolve": Case([(3, 3), (3, 2)], lambda a, b: [
         tf.matrix_triangular_solve(_well_conditioned(a), b),
         tf.matrix_triangular_solve(_well_conditioned(a), b, lower=False, adjoint=True)]),
+    "MatrixSolveLs": Case([(4, 3), (4, 2)], lambda a, b: [
+        op("MatrixSolveLs", [a, b, tf.constant(0.0, tf.float64)], fast=True),
+        op("MatrixSolveLs", [tf.transpose(a), b[:3], tf.constant(0.5, tf.float64)], fast=True)]),
     "Qr": Case([(4, 3)], lambda x: list(tf.qr(x)) + list(tf.qr(tf.transpose(x)[:, :3])) + list(tf.qr(
         tf.transpose(x)))),
     "Svd": Case([(4, 3)], lambda x: _svd_case(False)(x) + _svd_case(False)(tf.transpose(x)) + [

@@ -198,3 +198,10 @@ def test_linalg_ops_inside_a_while_loop_capture_the_matrix():
             f = [np.sum(np.linalg.matrix_power(np.linalg.inv(base + s * d), 3) @ np.ones((2, 1))) for s in (1, -1)]
             numeric[i, j] = (f[0] - f[1]) / (2 * eps)
     np.testing.assert_allclose(g, numeric, rtol=1e-6)
+
+
+def test_least_squares_without_fast_has_no_gradient_as_in_tf():
+    a = tf.placeholder(tf.float64, [3, 2])
+    x = tf.linalg.lstsq(a, tf.ones([3, 1], tf.float64), fast=False)
+    with pytest.raises(ValueError, match="not defined for fast=False"):
+        tf.gradients(tf.reduce_sum(x), a)

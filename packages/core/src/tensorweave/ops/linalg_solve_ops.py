@@ -1,7 +1,8 @@
-"""Inverses, determinants and linear solves of (batches of) square matrices: MatrixInverse, MatrixDeterminant,
-LogMatrixDeterminant, MatrixSolve, MatrixTriangularSolve and Cholesky, with TF's gradients; cholesky_solve,
-matrix_solve_ls (least squares) and logdet are built from them as TF builds them."""
+"""Inverses, determinants and linear solves of (batches of) matrices: MatrixInverse, MatrixDeterminant,
+LogMatrixDeterminant, MatrixSolve, MatrixTriangularSolve, MatrixSolveLs and Cholesky, with TF's gradients;
+cholesky_solve, matrix_solve_ls's fast path (least squares) and logdet are built from them as TF builds them."""
 
+from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
@@ -36,6 +37,11 @@ MATRIX_TRIANGULAR_SOLVE = DEFS.define(
     "MatrixTriangularSolve", inputs=["matrix: T", "rhs: T"], outputs=["output: T"],
     attrs=["lower: bool = True", "adjoint: bool = False", _TYPES],
     doc="x with matrix @ x = rhs, reading only the lower (or upper) triangle of matrix.")
+MATRIX_SOLVE_LS = DEFS.define(
+    "MatrixSolveLs", inputs=["matrix: T", "rhs: T", "l2_regularizer: float64"], outputs=["output: T"],
+    attrs=[_TYPES, "fast: bool = True"],
+    doc="The least-squares solution of matrix @ x = rhs; fast: by the normal equations (ridge with l2_regularizer "
+        "> 0), else by a rank-revealing decomposition (the minimum-norm solution; l2_regularizer ignored).")
 
 
 def matrices(t, op):
@@ -67,6 +73,18 @@ def _determinant_shape(op):
     shape = square_matrices(op.inputs[0], op)
     batch = tensor_shape.TensorShape(None) if shape.ndims is None else shape[:-2]
     return [batch] * len(op.outputs)
+
+
+@MATRIX_SOLVE_LS.set_shape_fn
+def _solve_ls_shape(op):
+    matrix, rhs = matrices(op.inputs[0], op), matrices(op.inputs[1], op)
+    op.inputs[2].shape.with_rank(0)
+    if matrix.ndims is None or rhs.ndims is None:
+        return tensor_shape.TensorShape(None)
+    if matrix.ndims != rhs.ndims or not matrix[:-1].is_compatible_with(rhs[:-1]):
+        raise ValueError(f"MatrixSolveLs {op.name!r}: rhs of shape {rhs} does not fit matrix of shape {matrix} "
+                         f"(the same batch dimensions and as many rows as the matrix are needed)")
+    return matrix[:-2].merge_with(rhs[:-2]).concatenate([matrix[-1], rhs[-1]])
 
 
 @MATRIX_SOLVE.set_shape_fn
@@ -145,6 +163,31 @@ def _matrix_triangular_solve_grad(op, grad):
     return [matrix_band_part(grad_a, -1, 0) if lower else matrix_band_part(grad_a, 0, -1), grad_rhs]
 
 
+@MATRIX_SOLVE_LS.set_gradient
+def _matrix_solve_ls_grad(op, grad):
+    """TF's: through the regularized normal equations; the rank-revealing path (fast=False) has none."""
+    if not op.get_attr("fast"):
+        raise ValueError(f"the gradient of MatrixSolveLs {op.name!r} is not defined for fast=False (as in TF); "
+                         f"use tf.linalg.lstsq(..., fast=True)")
+    a, b = op.inputs[:2]
+    l2 = unary_math_ops.cast(op.inputs[2], a.dtype)
+    rows, columns = a.shape[-2].value, a.shape[-1].value
+    if rows is None or columns is None:
+        raise NotImplementedError(f"the gradient of MatrixSolveLs {op.name!r} needs the inner matrix shape, but "
+                                  f"{a.name} has shape {a.shape}")
+    if rows >= columns:
+        x = op.outputs[0]
+        z = cholesky_solve(cholesky(_regularized_gram(a, l2, True)), grad)
+        xz = matmul(x, z, adjoint_b=True)
+        return [-matmul(a, xz + adjoint(xz)) + matmul(b, z, adjoint_b=True), matmul(a, z), None]
+    chol = cholesky(_regularized_gram(a, l2, False))
+    grad_b = cholesky_solve(chol, matmul(a, grad))
+    partial = cholesky_solve(chol, b)
+    grad_a = -matmul(grad_b, matmul(partial, a, adjoint_a=True)) + matmul(
+        partial, grad - matmul(a, grad_b, adjoint_a=True), adjoint_b=True)
+    return [grad_a, grad_b, None]
+
+
 def cholesky(input, name=None):  # noqa: A002 - TF's argument name
     """The lower-triangular Cholesky factor of each Hermitian positive-definite inner matrix."""
     return apply_op("Cholesky", [input], name=name or "Cholesky")
@@ -203,12 +246,13 @@ def _regularized_gram(a, l2_regularizer, adjoint_first):
 def matrix_solve_ls(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
     """The least-squares (minimum-norm, with ``l2_regularizer``: ridge) solution of matrix @ x = rhs (tf.linalg.lstsq).
 
-    As TF's fast path: normal equations solved by Cholesky, over (A^H A) when A has at least as many rows as
-    columns and over (A A^H) otherwise; A must have full rank (or l2_regularizer > 0)."""
+    ``fast`` (TF's default): the normal equations solved by Cholesky, over (A^H A) when A has at least as many
+    rows as columns and over (A A^H) otherwise, built from ops so it differentiates; A must have full rank (or
+    l2_regularizer > 0). ``fast=False``: the MatrixSolveLs op, by a rank-revealing decomposition (rank-deficient
+    systems get their minimum-norm solution; l2_regularizer is ignored), without a gradient, as in TF."""
     if not fast:
-        raise NotImplementedError("tf.linalg.lstsq(fast=False) (the complete orthogonal decomposition for "
-                                  "rank-deficient matrices) is not available; use fast=True, with "
-                                  "l2_regularizer > 0 for a matrix without full rank")
+        return apply_op("MatrixSolveLs", [matrix, rhs, convert_to_tensor(l2_regularizer, dtype=dtypes.float64)],
+                        {"fast": False}, name=name or "MatrixSolveLs")
     with graph_mod.name_scope(name, "matrix_solve_ls", [matrix, rhs]):
         matrix = convert_to_tensor(matrix, name="matrix")
         rhs = convert_to_tensor(rhs, dtype=matrix.dtype, name="rhs")

@@ -114,3 +114,26 @@ def _self_adjoint_eig(a, *, compute_v):
         return np.linalg.eigvalsh(a, UPLO="L").astype(a.dtype, copy=False), np.zeros((0,), a.dtype)
     e, v = np.linalg.eigh(a, UPLO="L")
     return e.astype(a.dtype, copy=False), v
+
+
+@KERNELS.register("MatrixSolveLs")
+def _matrix_solve_ls(a, b, l2_regularizer, *, fast):
+    """fast: the regularized normal equations; else numpy's lstsq (SVD: the minimum-norm solution) per matrix, with
+    l2_regularizer ignored, as TF's kernel ignores it there."""
+    if a.ndim < 2 or b.ndim != a.ndim or b.shape[:-1] != a.shape[:-1]:
+        raise ValueError(f"MatrixSolveLs: rhs of shape {b.shape} does not fit matrix of shape {a.shape}")
+    l2 = float(l2_regularizer)
+    rows, columns = a.shape[-2:]
+    if fast:
+        try:
+            if rows >= columns:
+                gram = _adjoint(a) @ a + l2 * np.eye(columns)
+                return np.linalg.solve(gram, _adjoint(a) @ b)
+            return _adjoint(a) @ np.linalg.solve(a @ _adjoint(a) + l2 * np.eye(rows), b)
+        except np.linalg.LinAlgError:
+            raise ValueError("MatrixSolveLs: the matrix does not have full rank; pass l2_regularizer > 0 or "
+                             "fast=False") from None
+    out = np.empty(a.shape[:-2] + (columns, b.shape[-1]), np.result_type(a, b))
+    for index in np.ndindex(a.shape[:-2]):
+        out[index] = np.linalg.lstsq(a[index], b[index], rcond=None)[0]
+    return out
