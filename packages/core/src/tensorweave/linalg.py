@@ -1,6 +1,7 @@
 """``tf.linalg``: linear algebra on (batches of) matrices under TF 1.15's ``tf.linalg`` names."""
 
 from tensorweave.ops.einsum_ops import einsum, tensordot  # noqa: F401
+from tensorweave.ops.expm_ops import expm  # noqa: F401
 from tensorweave.ops.linalg_ops import qr, svd  # noqa: F401
 from tensorweave.ops.linalg_ops import self_adjoint_eig as eigh, self_adjoint_eigvals as eigvalsh  # noqa: F401
 from tensorweave.ops.linalg_solve_ops import (  # noqa: F401
