@@ -77,5 +77,7 @@ def _sorted(how):
 
 for _how in ("sum", "mean", "max", "min", "prod"):
     KERNELS.add(f"Segment{_how.capitalize()}", _sorted(_how))
-for _how in ("sum", "max", "min", "prod"):
+for _how in ("max", "min", "prod"):
     KERNELS.add(f"UnsortedSegment{_how.capitalize()}", _unsorted(_how))
+_unsorted_segment_sum = KERNELS.register("UnsortedSegmentSum")(_unsorted("sum"))
+"""The CPU's UnsortedSegmentSum, which the GPU package's tests replay (same layout, same errors)."""
