@@ -50,6 +50,8 @@ def test_shapes_with_an_unknown_batch(build, expected):
     (lambda x: tf.matrix_solve(x, tf.placeholder(tf.float32, [2, None, 6])), [2, 4, 6]),
     (lambda x: tf.matrix_triangular_solve(x, tf.placeholder(tf.float32, [None, 4, 1])), [None, 4, 1]),
     (lambda x: tf.cholesky_solve(x, tf.placeholder(tf.float32, [None, 4, 2])), [None, 4, 2]),
+    (lambda x: tf.linalg.lu(x)[0], [None, 4, 4]),
+    (lambda x: tf.linalg.lu(x)[1], [None, 4]),
 ])
 def test_square_matrix_ops_merge_the_two_inner_dimensions(build, expected):
     x = tf.placeholder(tf.float32, [None, 4, None])

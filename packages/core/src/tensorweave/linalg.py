@@ -9,6 +9,7 @@ from tensorweave.ops.linalg_solve_ops import (  # noqa: F401
     log_matrix_determinant as slogdet, matrix_solve as solve, matrix_solve_ls as lstsq,
     matrix_triangular_solve as triangular_solve,
 )
+from tensorweave.ops.lu_ops import lu, lu_matrix_inverse, lu_reconstruct, lu_solve  # noqa: F401
 from tensorweave.ops.matmul_ops import matmul  # noqa: F401
 from tensorweave.ops.matrix_diag_ops import (  # noqa: F401
     diag as tensor_diag, diag_part as tensor_diag_part, eye, matrix_band_part as band_part, matrix_diag as diag,

@@ -32,7 +32,7 @@ HOST_OPS = {
                     "image codecs run in host libraries (libjpeg-turbo, zlib) on encoded strings; the decoded "
                     "pixels are copied to the GPU"),
     **dict.fromkeys(["Cholesky", "MatrixInverse", "MatrixDeterminant", "LogMatrixDeterminant", "MatrixSolve",
-                     "MatrixTriangularSolve", "MatrixSolveLs", "Svd", "SelfAdjointEigV2"],
+                     "MatrixTriangularSolve", "MatrixSolveLs", "Svd", "SelfAdjointEigV2", "Lu"],
                     "the batched decompositions and solves run on the host's LAPACK (numpy.linalg), which serves "
                     "the small matrices models use them for; cuSOLVER kernels are not written yet"),
     **dict.fromkeys(["Lgamma", "Digamma", "Polygamma", "Erf", "Erfc"],

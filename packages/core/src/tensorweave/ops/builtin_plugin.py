@@ -21,6 +21,7 @@ OP_MODULES = (
     "tensorweave.ops.io_ops",
     "tensorweave.ops.linalg_ops",
     "tensorweave.ops.linalg_solve_ops",
+    "tensorweave.ops.lu_ops",
     "tensorweave.ops.matrix_diag_ops",
     "tensorweave.ops.logging_ops",
     "tensorweave.ops.numerics_ops",

@@ -1,7 +1,9 @@
-"""CPU kernels for linear-algebra ops on (batches of) matrices, on numpy.linalg (LAPACK): decompositions,
-inverses, determinants and solves. A singular or non-positive-definite input raises as TF's kernels do."""
+"""CPU kernels for linear-algebra ops on (batches of) matrices, on numpy.linalg and scipy.linalg (LAPACK):
+decompositions, inverses, determinants and solves. A singular or non-positive-definite input raises as TF's
+kernels do."""
 
 import numpy as np
+from scipy.linalg import lu_factor
 
 from tensorweave.extension import KernelSet
 
@@ -137,3 +139,22 @@ def _matrix_solve_ls(a, b, l2_regularizer, *, fast):
     for index in np.ndindex(a.shape[:-2]):
         out[index] = np.linalg.lstsq(a[index], b[index], rcond=None)[0]
     return out
+
+
+@KERNELS.register_build("Lu")
+def _lu(node):
+    """scipy's getrf per matrix; its row swaps become the permutation p with input[p] = L @ U."""
+    index_type = node.output_dtypes[1].as_numpy_dtype
+
+    def compute(a):
+        _square(a, "Lu")
+        packed = np.empty_like(a)
+        perm = np.empty(a.shape[:-1], index_type)
+        for index in np.ndindex(a.shape[:-2]):
+            packed[index], pivots = lu_factor(a[index], check_finite=False)
+            order = np.arange(a.shape[-1])
+            for i, p in enumerate(pivots):
+                order[i], order[p] = order[p], order[i]
+            perm[index] = order
+        return packed, perm
+    return compute
