@@ -53,7 +53,7 @@ CASES = [
     *[Case(name, fn, [(3, 5)]) for name, fn in [
         ("neg", tf.negative), ("abs", tf.abs), ("square", tf.square), ("tanh", tf.tanh), ("exp", tf.exp),
         ("sigmoid", tf.sigmoid), ("sin", tf.sin), ("cos", tf.cos), ("floor", tf.floor), ("ceil", tf.ceil),
-        ("round", tf.round), ("sign", tf.sign), ("expm1", tf.expm1), ("relu", tf.nn.relu), ("relu6", tf.nn.relu6),
+        ("round", tf.round), ("rint", tf.rint), ("sign", tf.sign), ("expm1", tf.expm1), ("relu", tf.nn.relu), ("relu6", tf.nn.relu6),
         ("elu", tf.nn.elu), ("selu", tf.nn.selu), ("softplus", tf.nn.softplus), ("softsign", tf.nn.softsign),
         ("leaky_relu", lambda x: tf.nn.leaky_relu(x, 0.3)), ("is_finite", tf.is_finite),
         ("check_numerics", lambda x: tf.check_numerics(x, "m"))]],
@@ -67,6 +67,7 @@ CASES = [
         ("minimum", tf.minimum), ("squared_difference", tf.squared_difference), ("less", tf.less),
         ("equal", tf.equal), ("greater_equal", tf.greater_equal)]],
     Case("realdiv", tf.realdiv, [(3, 5), (5,)], kind="nonzero"),
+    Case("atan2", tf.atan2, [(3, 5), (5,)]),
     Case("div_no_nan", lambda x, y: tf.div_no_nan(x, y * tf.cast(y > 0, y.dtype)), [(3, 5), (3, 5)]),
     Case("pow", tf.pow, [(3, 5), (3, 5)], kind="positive"),
     *[Case(name, fn, [(4, 3), (4, 3)], dtypes=INTS, kind="nonzero") for name, fn in [
@@ -193,6 +194,12 @@ CASES = [
     Case("unique_values", lambda x: list(tf.unique(tf.reshape(x, [-1]))), [(3, 4)], dtypes=INTS),
     Case("qr", lambda a: (lambda qr: [tf.matmul(qr[0], qr[1]), tf.abs(qr[1])])(apply_op("Qr", [a])), [(5, 3)],
          dtypes=("float32", "float64")),
+    Case("diagonals", lambda x, d: [tf.matrix_diag(d), tf.matrix_diag_part(x), tf.matrix_set_diag(x, d),
+                                    tf.matrix_band_part(x, 1, 0), tf.matrix_band_part(x, -1, 2),
+                                    tf.diag(d[0]), tf.diag_part(tf.reshape(x[0, :2, :2], [2, 2]))],
+         [(2, 3, 4), (2, 3)], dtypes=FLOATS + INTS),
+    Case("diagonals_grad", _grad(lambda x: tf.matrix_band_part(tf.matrix_set_diag(x, tf.matrix_diag_part(x) * 2.0),
+                                                               0, 1)), [(2, 3, 4)]),
 ]
 
 

@@ -13,7 +13,7 @@ from tensorweave.extension import errors
 from tensorweave_cpu.kernels import conv as cpu_conv
 from tensorweave_cpu.kernels import losses as cpu_losses
 from tensorweave_cpu.kernels import pooling as cpu_pooling
-from tensorweave_cpu.kernels import reductions as cpu_reductions
+from tensorweave_cpu.kernels import segments as cpu_segments
 from tensorweave_cpu.kernels import state as cpu_state
 from tensorweave_cpu.kernels import training as cpu_training
 from tensorweave_cuda.kernels import conv, losses, pooling, scatter, training
@@ -87,7 +87,7 @@ def test_a_bad_label_raises_the_cpu_message(cp):
 def test_unsorted_segment_sum_adds_duplicates_and_drops_negative_ids(cp, dtype):
     data = (RNG.standard_normal((200, 3, 5)) * 4).astype(dtype)
     ids = RNG.integers(-2, 9, 200).astype(np.int32)  # many duplicates
-    want, got = _both(cp, cpu_reductions, scatter, "UnsortedSegmentSum", [data, ids, np.int64(9)])
+    want, got = _both(cp, cpu_segments, scatter, "UnsortedSegmentSum", [data, ids, np.int64(9)])
     _close(got, want, dtype if dtype in TOLERANCE else np.float64)
     with pytest.raises(ValueError, match=r"segment_ids\[3\] = 9 is out of range \[0, 9\)"):
         _run(scatter, "UnsortedSegmentSum", cp, [cp.asarray(data[:5]), cp.asarray(np.array([0, 1, 2, 9, 9])),

@@ -11,7 +11,7 @@ import pytest
 from tensorweave_cpu.kernels import conv as cpu_conv
 from tensorweave_cpu.kernels import losses as cpu_losses
 from tensorweave_cpu.kernels import pooling as cpu_pooling
-from tensorweave_cpu.kernels import reductions as cpu_reductions
+from tensorweave_cpu.kernels import segments as cpu_segments
 from tensorweave_cpu.kernels import training as cpu_training
 from tensorweave_cpu.kernels.sliding_windows import nhwc_shape
 from tensorweave_cpu.kernels.state import check_indices, check_scatter
@@ -240,9 +240,9 @@ def test_segment_sum_layout_and_errors_match_the_cpu_kernel():
     for i in range(rows * inner):
         if flat_ids[i // inner] >= 0:
             out.reshape(-1)[flat_ids[i // inner] * inner + i % inner] += values[i]
-    np.testing.assert_allclose(out, cpu_reductions._unsorted_segment_sum(data, ids, np.int64(3)), rtol=1e-12)
+    np.testing.assert_allclose(out, cpu_segments._unsorted_segment_sum(data, ids, np.int64(3)), rtol=1e-12)
     assert _message(scatter.segment_layout, data.shape, (3,), 3) == _message(
-        cpu_reductions._unsorted_segment_sum, data, np.zeros(3, np.int64), np.int64(3))
+        cpu_segments._unsorted_segment_sum, data, np.zeros(3, np.int64), np.int64(3))
     assert _message(scatter.segment_layout, data.shape, (4,), -1)[1] == "num_segments must be non-negative, got -1"
 
 

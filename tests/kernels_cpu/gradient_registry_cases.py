@@ -217,6 +217,67 @@ def _annotate(x):
 CASES["Swish"] = Case([(2, 3)], _swish)
 CASES["Annotate"] = Case([(2, 3)], _annotate)
 
+
+# ---- linear algebra and special functions: matrices made well conditioned (x + 3I, x x^T + 3I), and outputs
+# whose signs LAPACK picks (eigenvectors, singular vectors) used only in sign-free forms
+def _well_conditioned(x):
+    return x + 3.0 * np.eye(x.shape[-1].value)
+
+
+def _spd(x):
+    return tf.matmul(x, x, transpose_b=True) + 3.0 * np.eye(x.shape[-1].value)
+
+
+def _svd_case(full_matrices):
+    def build(x):
+        s, u, v = tf.svd(x, full_matrices=full_matrices)
+        k = s.shape[-1].value
+        return [s, tf.matmul(u[..., :k], v[..., :k], transpose_b=True), u * u, v * v]
+    return build
+
+
+CASES.update({
+    "MatrixDiag": Case([(2, 3)], tf.matrix_diag),
+    "MatrixDiagPart": Case([(2, 3, 4)], lambda x: [tf.matrix_diag_part(x), tf.matrix_diag_part(x[0, :, :3])]),
+    "MatrixSetDiag": Case([(2, 3, 4), (2, 3)], tf.matrix_set_diag),
+    "MatrixBandPart": Case([(3, 4)], lambda x: [tf.matrix_band_part(x, 1, 0), tf.matrix_band_part(x, -1, 1)]),
+    "Diag": Case([(2, 2)], tf.diag),
+    "DiagPart": Case([(2, 3, 2, 3)], tf.diag_part),
+    "Cholesky": Case([(2, 3, 3)], lambda x: tf.cholesky(_spd(x))),
+    "MatrixInverse": Case([(3, 3)], lambda x: [tf.matrix_inverse(_well_conditioned(x)),
+                                               tf.matrix_inverse(_well_conditioned(x), adjoint=True)]),
+    "MatrixDeterminant": Case([(2, 3, 3)], lambda x: tf.matrix_determinant(_well_conditioned(x))),
+    "LogMatrixDeterminant": Case([(2, 3, 3)], lambda x: tf.linalg.slogdet(_well_conditioned(x))[1]),
+    "MatrixSolve": Case([(3, 3), (3, 2)], lambda a, b: [tf.matrix_solve(_well_conditioned(a), b),
+                                                        tf.matrix_solve(_well_conditioned(a), b, adjoint=True)]),
+    "MatrixTriangularSolve": Case([(3, 3), (3, 2)], lambda a, b: [
+        tf.matrix_triangular_solve(_well_conditioned(a), b),
+        tf.matrix_triangular_solve(_well_conditioned(a), b, lower=False, adjoint=True)]),
+    "MatrixSolveLs": Case([(4, 3), (4, 2)], lambda a, b: [
+        op("MatrixSolveLs", [a, b, tf.constant(0.0, tf.float64)], fast=True),
+        op("MatrixSolveLs", [tf.transpose(a), b[:3], tf.constant(0.5, tf.float64)], fast=True)]),
+    "Qr": Case([(4, 3)], lambda x: list(tf.qr(x)) + list(tf.qr(tf.transpose(x)[:, :3])) + list(tf.qr(
+        tf.transpose(x)))),
+    "Svd": Case([(4, 3)], lambda x: _svd_case(False)(x) + _svd_case(False)(tf.transpose(x)) + [
+        tf.svd(x, compute_uv=False)] + _svd_case(True)(x[:3])),
+    "SelfAdjointEigV2": Case([(3, 3)], lambda x: [tf.self_adjoint_eig(x + tf.transpose(x))[0],
+                                                  tf.self_adjoint_eig(x + tf.transpose(x))[1] ** 2,
+                                                  tf.self_adjoint_eigvals(x + tf.transpose(x))]),
+    "Lgamma": Case([(2, 3)], tf.lgamma, positive=True),
+    "Digamma": Case([(2, 3)], tf.digamma, positive=True),
+    "Polygamma": Case([(2, 3)], lambda x: tf.polygamma(tf.constant(2.0, tf.float64), x), positive=True),
+    "Erf": Case([(2, 3)], tf.erf),
+    "Erfc": Case([(2, 3)], tf.erfc),
+    "Atan2": Case([(2, 3), (3,)], tf.atan2),
+    "SegmentMean": Case([(3, 2)], lambda x: tf.segment_mean(x, tf.constant([0, 0, 2]))),
+    "SegmentMax": Case([(3, 2)], lambda x: tf.segment_max(x, tf.constant([0, 0, 1]))),
+    "SegmentMin": Case([(3, 2)], lambda x: tf.segment_min(x, tf.constant([0, 1, 1]))),
+    "SegmentProd": Case([(3, 2)], lambda x: tf.segment_prod(x, tf.constant([0, 0, 1]))),
+    "UnsortedSegmentMax": Case([(3, 2)], lambda x: tf.unsorted_segment_max(x, tf.constant([1, 0, 1]), 2)),
+    "UnsortedSegmentMin": Case([(3, 2)], lambda x: tf.unsorted_segment_min(x, tf.constant([1, -1, 0]), 2)),
+    "UnsortedSegmentProd": Case([(3, 2)], lambda x: tf.unsorted_segment_prod(x, tf.constant([1, 0, 1]), 2)),
+})
+
 _MPI = ("a collective over the ranks of an MPI world: it needs tensorweave_distributed.init(), which this "
         "process must not call (tests/distributed checks what happens before it); ")
 UNCHECKED = {

@@ -43,16 +43,22 @@ from tensorweave.ops.cumulative_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.data_flow_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.decode_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.dynamic_partition_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.einsum_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.fill_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.functional_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.gather_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.gradients_impl import *  # noqa: E402,F401,F403
+from tensorweave.ops.grid_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.init_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.io_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.linalg_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.linalg_solve_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.logging_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.mask_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.matmul_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.matrix_diag_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.norm_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.numerics_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.pad_tile_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.parsing_config import *  # noqa: E402,F401,F403
@@ -63,6 +69,8 @@ from tensorweave.ops.reduction_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.segment_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.shape_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.slicing_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.sort_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.special_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.state_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_array_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_operators import *  # noqa: E402,F401,F403
@@ -80,7 +88,7 @@ from tensorweave.runtime.config import (  # noqa: E402,F401
 from tensorweave.runtime.session import InteractiveSession, Session  # noqa: E402,F401
 
 from tensorweave import (  # noqa: E402,F401
-    compat, data, debugging, extension, image, layers, losses, math, nn, queue, random, test, train,
+    compat, data, debugging, extension, image, layers, linalg, losses, math, nn, queue, random, test, train,
 )
 
 from tensorweave import app, examples, flags, gfile, io, logging, python_io  # noqa: E402,F401

@@ -46,6 +46,18 @@ HOST_OPS = {
     **dict.fromkeys(["DecodeJpeg", "DecodePng", "DecodeGif", "DecodeBmp", "DecodeImage", "EncodeJpeg", "EncodePng"],
                     "image codecs run in host libraries (libjpeg-turbo, zlib) on encoded strings; the decoded "
                     "pixels are copied to the GPU"),
+    **dict.fromkeys(["Cholesky", "MatrixInverse", "MatrixDeterminant", "LogMatrixDeterminant", "MatrixSolve",
+                     "MatrixTriangularSolve", "MatrixSolveLs", "Svd", "SelfAdjointEigV2", "Lu"],
+                    "the batched decompositions and solves run on the host's LAPACK (numpy.linalg), which serves "
+                    "the small matrices models use them for; cuSOLVER kernels are not written yet"),
+    **dict.fromkeys(["Lgamma", "Digamma", "Polygamma", "Erf", "Erfc"],
+                    "the special functions come from scipy.special on the host; cupyx.scipy.special kernels are "
+                    "not written yet"),
+    **dict.fromkeys(["SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd", "UnsortedSegmentMax",
+                     "UnsortedSegmentMin", "UnsortedSegmentProd"],
+                    "these segment reductions use numpy's ufunc.at on the host; only the segment sums have GPU "
+                    "kernels (atomics) so far"),
+    "LinSpace": "a short sequence computed once from host scalars (usually folded while building); copied over",
     "_FusedElementwise": ("made by the elementwise-fusion pass only for device types that have a fused kernel; "
                           "GPU ops run unfused"),
 }

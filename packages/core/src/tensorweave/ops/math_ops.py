@@ -18,7 +18,7 @@ DEFS = OpDefList()
 
 __all__ = ["add", "subtract", "sub", "multiply", "mul", "scalar_mul", "divide", "truediv", "realdiv", "div",
         "div_no_nan", "divide_no_nan", "floordiv", "floor_div", "floormod", "mod", "truncatediv", "truncatemod", "pow",
-        "maximum", "minimum", "squared_difference", "add_n", "accumulate_n"]
+        "maximum", "minimum", "squared_difference", "atan2", "add_n", "accumulate_n"]
 
 _WITH_STRING = "T: {numeric, string}"
 _NUMERIC = "T: numeric"
@@ -62,6 +62,7 @@ MAXIMUM, maximum = _binary("Maximum", "maximum", _REAL, "max(x, y).", commutativ
 MINIMUM, minimum = _binary("Minimum", "minimum", _REAL, "min(x, y).", commutative=True)
 SQUARED_DIFFERENCE, squared_difference = _binary("SquaredDifference", "squared_difference", _POWERS,
                                                  "(x - y) ** 2.", commutative=True)
+ATAN2, _atan2 = _binary("Atan2", "atan2", "T: floating", "The angle of the point (x, y) in (-pi, pi]; arguments y, x.")
 
 sub, mul, floor_div, mod, divide_no_nan = subtract, multiply, floordiv, floormod, div_no_nan
 
@@ -135,6 +136,19 @@ def _squared_difference_grad(op, grad):
     x, y = op.inputs
     scaled = (2 * grad) * _conj(x - y)
     return _to_inputs(op, scaled, unary_math_ops.negative(scaled))
+
+
+@ATAN2.set_gradient
+def _atan2_grad(op, grad):
+    """d/dy atan2(y, x) = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)."""
+    y, x = op.inputs
+    scale = realdiv(grad, x * x + y * y)
+    return _to_inputs(op, scale * x, unary_math_ops.negative(scale * y))
+
+
+def atan2(y, x, name=None):
+    """The angle of the point (x, y) in (-pi, pi], elementwise with broadcasting."""
+    return apply_op("Atan2", [y, x], name=name or "Atan2")
 
 
 # ---- division as TF1's Python functions spell it ----------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Normalization: l2_normalize, moments and batch_normalization (compositions of math ops, so their
-gradients follow) and local response normalization (the fused LRN op with its gradient op LRNGrad)."""
+"""Normalization: l2_normalize, moments, batch_normalization and fused_batch_norm (compositions of math ops, so
+their gradients follow) and local response normalization (the fused LRN op with its gradient op LRNGrad)."""
 
 from tensorweave import dtypes
 from tensorweave.framework import common_shapes, graph as graph_mod
@@ -10,7 +10,8 @@ from tensorweave.ops import array_ops, math_ops, reduction_ops, shape_ops, unary
 
 DEFS = OpDefList()
 
-__all__ = ["l2_normalize", "moments", "batch_normalization", "local_response_normalization", "lrn"]
+__all__ = ["l2_normalize", "moments", "batch_normalization", "fused_batch_norm", "local_response_normalization",
+           "lrn"]
 
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
@@ -58,6 +59,50 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
             inv = inv * scale
         shift = offset - mean * inv if offset is not None else -mean * inv
         return x * unary_math_ops.cast(inv, x.dtype) + unary_math_ops.cast(shift, x.dtype)
+
+
+_FUSED_MIN_EPSILON = 1.001e-5  # TF1 raises smaller epsilons to this (cuDNN's lower bound)
+
+
+def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, data_format="NHWC",
+                     is_training=True, name=None):
+    """(y, batch_mean, batch_variance) of TF1's fused batch norm over the channel axis of a 4-D ``x``.
+
+    Training normalizes by the batch's moments and returns the batch mean and the unbiased (n / (n - 1))
+    variance, as moving averages want them; inference normalizes by the given ``mean`` and ``variance`` and
+    returns them. As in TF, no gradient flows through the returned moments, nor to ``mean`` and ``variance``.
+    """
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"fused_batch_norm: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+    with graph_mod.name_scope(name, "FusedBatchNorm", [x, scale, offset, mean, variance]):
+        x = convert_to_tensor(x, name="input")
+        x.shape.with_rank(4)
+        scale = convert_to_tensor(scale, name="scale")
+        offset = convert_to_tensor(offset, dtype=scale.dtype, name="offset")
+        if x.dtype not in (dtypes.float16, dtypes.float32) or scale.dtype != dtypes.float32:
+            raise TypeError(f"fused_batch_norm: x must be float16 or float32 and scale and offset float32 (as TF's "
+                            f"fused kernel), got {x.dtype.name} and {scale.dtype.name}; cast them, or use "
+                            f"tf.nn.batch_normalization for other types")
+        epsilon = max(float(epsilon), _FUSED_MIN_EPSILON)
+        axes, channel = ([0, 1, 2], 3) if data_format == "NHWC" else ([0, 2, 3], 1)
+        along = [1, 1, 1, 1]
+        along[channel] = -1
+        wide = unary_math_ops.cast(x, scale.dtype) if x.dtype != scale.dtype else x
+        if is_training:
+            batch_mean, batch_variance = moments(wide, axes)
+            count = unary_math_ops.cast(shape_ops.size(wide), scale.dtype) / unary_math_ops.cast(
+                shape_ops.size(batch_mean), scale.dtype)
+            unbiased = batch_variance * (count / math_ops.maximum(count - 1.0, 1.0))
+        else:
+            if mean is None or variance is None:
+                raise ValueError("fused_batch_norm: inference (is_training=False) needs the mean and variance")
+            batch_mean = array_ops.stop_gradient(convert_to_tensor(mean, dtype=scale.dtype, name="mean"))
+            batch_variance = unbiased = array_ops.stop_gradient(
+                convert_to_tensor(variance, dtype=scale.dtype, name="variance"))
+        y = batch_normalization(wide, shape_ops.reshape(batch_mean, along), shape_ops.reshape(batch_variance, along),
+                                shape_ops.reshape(offset, along), shape_ops.reshape(scale, along), epsilon)
+        y = unary_math_ops.cast(y, x.dtype) if x.dtype != scale.dtype else y
+        return y, array_ops.stop_gradient(batch_mean), array_ops.stop_gradient(unbiased)
 
 
 _LRN_ATTRS = ["T: {float16, float32, float64}", "depth_radius: int = 5", "bias: float = 1.0", "alpha: float = 1.0",

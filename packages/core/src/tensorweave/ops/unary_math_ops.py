@@ -18,7 +18,7 @@ from tensorweave.ops import fill_ops, math_ops
 DEFS = OpDefList()
 
 __all__ = ["negative", "neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "square",
-           "reciprocal", "tanh", "sigmoid", "sin", "cos", "floor", "ceil", "round", "conj", "is_finite", "is_nan",
+           "reciprocal", "tanh", "sigmoid", "sin", "cos", "floor", "ceil", "round", "rint", "conj", "is_finite", "is_nan",
            "is_inf", "cast", "saturate_cast", "to_float", "to_double", "to_int32", "to_int64",
            "to_complex64", "to_complex128"]
 
@@ -58,6 +58,8 @@ FLOOR, floor = _unary("Floor", "floor", "T: floating", "The largest integer not 
 CEIL, ceil = _unary("Ceil", "ceil", "T: floating", "The smallest integer not below x.", grad=NOT_DIFFERENTIABLE)
 ROUND, _round = _unary("Round", "round", "T: floating", "x rounded to the nearest integer, half to even.",
                        grad=NOT_DIFFERENTIABLE)
+RINT, rint = _unary("Rint", "rint", "T: floating", "x rounded to the nearest integer, half to even.",
+                   grad=NOT_DIFFERENTIABLE)
 CONJ, _conj = _unary("Conj", "conj", "T: {complex64, complex128}", "The complex conjugate.")
 IS_FINITE, is_finite = _unary("IsFinite", "is_finite", "T: floating", "True where x is neither inf nor nan.",
                               grad=NOT_DIFFERENTIABLE, output="y: bool")

@@ -13,10 +13,10 @@ import numpy as np
 from tensorweave.extension import KernelSet, broadcast_reduction_axes
 
 KERNELS = KernelSet("CPU")
-ARRAY_NAMESPACE_GENERIC = frozenset({"Abs", "Add", "AddN", "BroadcastGradientArgs", "Cast", "Ceil", "ClipByValue",
+ARRAY_NAMESPACE_GENERIC = frozenset({"Abs", "Add", "AddN", "Atan2", "BroadcastGradientArgs", "Cast", "Ceil", "ClipByValue",
     "Conj", "Cos", "DivNoNan", "Equal", "Exp", "Expm1", "Floor", "FloorDiv", "FloorMod", "Greater", "GreaterEqual",
     "IsFinite", "IsInf", "IsNan", "Less", "LessEqual", "Log", "Log1p", "LogicalAnd", "LogicalNot", "LogicalOr",
-    "Maximum", "Minimum", "Mul", "Neg", "NotEqual", "Pow", "RealDiv", "Reciprocal", "ReciprocalGrad", "Round",
+    "Maximum", "Minimum", "Mul", "Neg", "NotEqual", "Pow", "RealDiv", "Reciprocal", "ReciprocalGrad", "Rint", "Round",
     "Rsqrt", "RsqrtGrad", "Select", "SelectV2", "Sigmoid", "SigmoidGrad", "Sign", "Sin", "Sqrt", "SqrtGrad", "Square",
     "SquaredDifference", "Sub", "Tanh", "TanhGrad", "TruncateDiv", "TruncateMod"})
 """Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too:
@@ -47,7 +47,7 @@ def _ufunc(op_type, ufunc_name, quiet=False):
 for _op_type, _ufunc_name in [
         ("Add", "add"), ("Sub", "subtract"), ("Mul", "multiply"), ("Maximum", "maximum"), ("Minimum", "minimum"),
         ("Neg", "negative"), ("Abs", "absolute"), ("Sign", "sign"), ("Square", "square"), ("Tanh", "tanh"),
-        ("Floor", "floor"), ("Ceil", "ceil"), ("Round", "rint"), ("Conj", "conjugate"),
+        ("Floor", "floor"), ("Ceil", "ceil"), ("Round", "rint"), ("Rint", "rint"), ("Atan2", "arctan2"), ("Conj", "conjugate"),
         ("IsFinite", "isfinite"), ("IsNan", "isnan"), ("IsInf", "isinf"),
         ("Less", "less"), ("LessEqual", "less_equal"), ("Greater", "greater"), ("GreaterEqual", "greater_equal"),
         ("Equal", "equal"), ("NotEqual", "not_equal"),

@@ -1,4 +1,4 @@
-"""CPU kernels for reductions, ArgMax/ArgMin, Cumsum/Cumprod, segment sums and Range.
+"""CPU kernels for reductions, ArgMax/ArgMin, Cumsum/Cumprod, Range and LinSpace (segment reductions: segments.py).
 
 Every kernel returns exactly its op's dtype: integer sums and products stay in their type (numpy would
 widen them), float16 accumulates in float32 and is cast back, integer means truncate toward zero like TF.
@@ -14,7 +14,7 @@ KERNELS = KernelSet("CPU")
 ARRAY_NAMESPACE_GENERIC = frozenset({"All", "Any", "ArgMax", "ArgMin", "Cumprod", "Cumsum", "Max", "Mean", "Min",
     "Prod", "Sum"})
 """Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too.
-The segment sums (numpy's add.at) and Range (arange of 0-d arrays) are not."""
+Range (arange of 0-d arrays) is not."""
 
 
 def reduction_axes(axes, ndim):
@@ -144,45 +144,6 @@ _cumulative("Cumsum", "cumsum", 0)
 _cumulative("Cumprod", "cumprod", 1)
 
 
-def _segment_sum(data, ids, count, dtype):
-    """Rows of ``data`` (flattened over ids' shape) added into ``count`` rows by id; negative ids dropped."""
-    flat_ids = ids.reshape(-1)
-    inner = data.shape[ids.ndim:]
-    rows = data.reshape((flat_ids.size,) + inner)
-    too_big = flat_ids >= count
-    if too_big.any():
-        at = int(np.argmax(too_big))
-        raise ValueError(f"segment_ids[{at}] = {int(flat_ids[at])} is out of range [0, {count})")
-    kept = flat_ids >= 0
-    if not kept.all():
-        flat_ids, rows = flat_ids[kept], rows[kept]
-    out = np.zeros((count,) + inner, dtype=_accumulator(dtype))
-    np.add.at(out, flat_ids, rows)
-    return out.astype(dtype, copy=False)
-
-
-@KERNELS.register("UnsortedSegmentSum")
-def _unsorted_segment_sum(data, segment_ids, num_segments):
-    if data.shape[:segment_ids.ndim] != segment_ids.shape:
-        raise ValueError(f"segment_ids of shape {segment_ids.shape} must be a prefix of data's shape {data.shape}")
-    count = int(num_segments)
-    if count < 0:
-        raise ValueError(f"num_segments must be non-negative, got {count}")
-    return _segment_sum(data, segment_ids, count, data.dtype)
-
-
-@KERNELS.register("SegmentSum")
-def _sorted_segment_sum(data, segment_ids):
-    if segment_ids.ndim != 1 or data.ndim < 1 or segment_ids.shape[0] != data.shape[0]:
-        raise ValueError(f"segment_ids must be a vector with one entry per row of data: shapes "
-                         f"{segment_ids.shape} and {data.shape}")
-    if segment_ids.size and (segment_ids[0] < 0 or (np.diff(segment_ids) < 0).any()):
-        raise ValueError("segment ids must be non-negative and sorted (non-decreasing); use "
-                         "tf.unsorted_segment_sum for unsorted ids")
-    count = int(segment_ids[-1]) + 1 if segment_ids.size else 0
-    return _segment_sum(data, segment_ids, count, data.dtype)
-
-
 @KERNELS.register_build("Range")
 def _range(node):
     xp = node.device.array_module
@@ -191,4 +152,15 @@ def _range(node):
     def compute(start, limit, delta):
         range_size(start.item(), limit.item(), delta.item())
         return xp.arange(start, limit, delta, dtype=dtype)
+    return compute
+
+
+@KERNELS.register_build("LinSpace")
+def _lin_space(node):
+    dtype = node.output_dtypes[0].as_numpy_dtype
+
+    def compute(start, stop, num):
+        if int(num) <= 0:
+            raise ValueError(f"Requires num > 0: {int(num)}")
+        return np.linspace(start, stop, int(num)).astype(dtype, copy=False)
     return compute

@@ -1,0 +1,23 @@
+"""CPU kernels for the special functions (Lgamma, Digamma, Polygamma, Erf, Erfc), on scipy.special."""
+
+import numpy as np
+from scipy import special
+
+from tensorweave.extension import KernelSet
+
+KERNELS = KernelSet("CPU")
+
+
+def _elementwise(op_type, fn):
+    """``fn`` in the input's dtype (scipy computes float16 in float32), with IEEE results at poles unwarned."""
+    def compute(*args):
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*args)).astype(args[-1].dtype, copy=False)
+    KERNELS.add(op_type, compute)
+
+
+_elementwise("Lgamma", special.gammaln)
+_elementwise("Digamma", special.psi)
+_elementwise("Erf", special.erf)
+_elementwise("Erfc", special.erfc)
+_elementwise("Polygamma", lambda a, x: special.polygamma(a, x))
