@@ -73,7 +73,7 @@ from tensorweave.runtime.config import (  # noqa: E402,F401
 from tensorweave.runtime.session import InteractiveSession, Session  # noqa: E402,F401
 
 from tensorweave import (  # noqa: E402,F401
-    compat, debugging, extension, image, layers, losses, math, nn, queue, random, test, train,
+    compat, contrib, debugging, extension, image, layers, losses, math, nn, queue, random, test, train,
 )
 
 from tensorweave import app, examples, flags, gfile, io, logging  # noqa: E402,F401

@@ -1,0 +1,12 @@
+"""Recurrent networks as TF1 builds them: cells (``tf.nn.rnn_cell``) and the drivers that run a cell over time
+(``tf.nn.dynamic_rnn`` and friends). ``cell.py`` is the base cell, ``cells.py`` TF1's cells, ``wrappers.py`` the
+cell wrappers, ``dynamic.py`` the ``tf.while_loop`` drivers, ``static.py`` the unrolled ones, ``step.py`` what
+they share; ``rnn_cell.py`` is the ``tf.nn.rnn_cell`` namespace.
+"""
+
+from tensorweave.rnn import rnn_cell
+from tensorweave.rnn.dynamic import bidirectional_dynamic_rnn, dynamic_rnn, raw_rnn
+from tensorweave.rnn.static import static_bidirectional_rnn, static_rnn
+
+__all__ = ["bidirectional_dynamic_rnn", "dynamic_rnn", "raw_rnn", "rnn_cell", "static_bidirectional_rnn",
+           "static_rnn"]
