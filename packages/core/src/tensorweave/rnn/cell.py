@@ -49,6 +49,11 @@ def _static_dims(size):
     return tensor_shape.as_shape(size)
 
 
+def static_state_shape(batch_size, size):
+    """``[batch_size] + size`` as a TensorShape; ``batch_size`` is an int or None."""
+    return tensor_shape.TensorShape([batch_size]).concatenate(_static_dims(size))
+
+
 def state_shape(batch_size, size):
     """The shape ``[batch_size] + size`` as a list (static batch) or an int32 tensor, and its static shape."""
     dims = _static_dims(size)

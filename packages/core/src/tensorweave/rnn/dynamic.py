@@ -15,7 +15,7 @@ from tensorweave.ops import (
 )
 from tensorweave.ops.tensor_array_ops import TensorArray
 from tensorweave.ops.while_loop import while_loop
-from tensorweave.rnn.cell import assert_like_rnncell, state_shape
+from tensorweave.rnn.cell import assert_like_rnncell, state_shape, static_state_shape
 from tensorweave.rnn.step import (
     best_effort_batch_size, infer_state_dtype, lengths_vector, rnn_step, transpose_batch_time, zero_output,
 )
@@ -91,7 +91,7 @@ def _dynamic_rnn_loop(cell, inputs, initial_state, parallel_iterations, swap_mem
     with graph_mod.name_scope("dynamic_rnn") as base_name:
         pass
     output_ta = tuple(TensorArray(state_dtype, size=time_steps, tensor_array_name=f"{base_name}output_{i}",
-                                  element_shape=state_shape(const_batch_size, size)[1])
+                                  element_shape=static_state_shape(const_batch_size, size))
                       for i, size in enumerate(flat_output_size))
     input_ta = tuple(TensorArray(x.dtype, size=time_steps, element_shape=x.shape[1:],
                                  tensor_array_name=f"{base_name}input_{i}").unstack(x)
@@ -119,7 +119,7 @@ def _dynamic_rnn_loop(cell, inputs, initial_state, parallel_iterations, swap_mem
     for ta, size in zip(final_ta, flat_output_size):
         output = ta.stack()
         output.set_shape(tensor_shape.TensorShape([const_time_steps]).concatenate(
-            state_shape(const_batch_size, size)[1]))
+            static_state_shape(const_batch_size, size)))
         outputs.append(output)
     return nest.pack_sequence_as(cell.output_size, outputs), final_state
 
