@@ -177,7 +177,12 @@ class RNNCell(Layer):
 
 
 class LayerRNNCell(RNNCell):
-    """A cell whose variables are made by ``build``; called like any RNNCell (TF1 keeps the name)."""
+    """A cell whose variables are made by ``build`` and that is called straight through the layer machinery:
+    unlike a plain RNNCell it does not re-enter the scope of its first call, so two such cells built in one
+    scope get ``gru_cell`` and ``gru_cell_1``, as in TF1."""
+
+    def __call__(self, inputs, state, scope=None, *args, **kwargs):
+        return self._layer_call(inputs, state, *args, scope=scope, **kwargs)
 
 
 def assert_like_rnncell(name, cell):

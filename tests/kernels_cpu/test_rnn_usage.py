@@ -1,0 +1,132 @@
+"""RNNs as programs use them, beyond the TF1 reference numbers: the final state fed back as the next initial state,
+one cell shared by a training and a sampling graph, dropout wrappers' masks, and errors that say what to fix."""
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+
+def _inputs(shape, seed=0):
+    return np.random.RandomState(seed).uniform(-1, 1, size=shape).astype(np.float32)
+
+
+def test_state_fed_back_in_chunks_equals_one_long_run():
+    """char-rnn's loop: run a chunk, fetch the final state (tuple of LSTMStateTuples), feed it as the next
+    chunk's initial state, a nested tuple key in feed_dict."""
+    x = tf.placeholder(tf.float32, [2, None, 3])
+    cell = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.BasicLSTMCell(4), tf.nn.rnn_cell.GRUCell(3)])
+    init = cell.zero_state(2, tf.float32)
+    outputs, final = tf.nn.dynamic_rnn(cell, x, initial_state=init)
+    data = _inputs([2, 6, 3])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        whole_out, whole_state = sess.run([outputs, final], {x: data})
+        state = sess.run(init)
+        chunks = []
+        for start in range(0, 6, 2):
+            out, state = sess.run([outputs, final], {x: data[:, start:start + 2], init: state})
+            chunks.append(out)
+    assert isinstance(state[0], tf.nn.rnn_cell.LSTMStateTuple)
+    np.testing.assert_allclose(np.concatenate(chunks, axis=1), whole_out, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(state[0].h, whole_state[0].h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(state[1], whole_state[1], rtol=1e-5, atol=1e-6)
+
+
+def test_a_tuple_key_fed_a_value_of_another_structure_is_refused():
+    c = tf.placeholder(tf.float32, [1, 2])
+    h = tf.placeholder(tf.float32, [1, 2])
+    with tf.Session() as sess:
+        with pytest.raises(ValueError, match="tuple of 2 tensors but its value has 3 elements"):
+            sess.run(c + h, {tf.nn.rnn_cell.LSTMStateTuple(c, h): (np.zeros([1, 2]),) * 3})
+
+
+def test_one_cell_in_a_training_and_a_sampling_graph_shares_its_variables():
+    cell = tf.nn.rnn_cell.BasicLSTMCell(3)
+    x = tf.placeholder(tf.float32, [2, 5, 2])
+    train_out, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    step_in = tf.placeholder(tf.float32, [2, 1, 2])
+    with tf.variable_scope("rnn", reuse=True):
+        sample_out, _ = tf.nn.dynamic_rnn(cell, step_in, dtype=tf.float32)
+    assert [v.name for v in tf.global_variables()] == ["rnn/basic_lstm_cell/kernel:0", "rnn/basic_lstm_cell/bias:0"]
+    data = _inputs([2, 5, 2])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first, sampled = sess.run([train_out, sample_out], {x: data, step_in: data[:, :1]})
+    np.testing.assert_allclose(sampled[:, 0], first[:, 0], rtol=1e-6)
+
+
+def test_dropout_wrapper_drops_scales_and_spares_the_lstm_memory():
+    keep = 0.5
+    x = tf.placeholder(tf.float32, [64, 3, 4])
+    cell = tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicLSTMCell(8), output_keep_prob=keep,
+                                         state_keep_prob=keep, seed=3)
+    plain = tf.nn.rnn_cell.BasicLSTMCell(8)
+    init = tf.nn.rnn_cell.LSTMStateTuple(tf.placeholder(tf.float32, [64, 8]), tf.placeholder(tf.float32, [64, 8]))
+    with tf.variable_scope("drop"):
+        step_out, step_state = cell(x[:, 0], init)
+    with tf.variable_scope("drop", reuse=True):
+        plain_out, plain_state = plain(x[:, 0], init)  # the same weights, no dropout
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        feed = {x: _inputs([64, 3, 4]), init.c: _inputs([64, 8], 1), init.h: _inputs([64, 8], 2)}
+        out, state, want_out, want_state = sess.run([step_out, step_state, plain_out, plain_state], feed)
+    kept = out != 0
+    assert 0.35 < kept.mean() < 0.65
+    np.testing.assert_allclose(out[kept], want_out[kept] / keep, rtol=1e-5)
+    np.testing.assert_allclose(state.c, want_state.c, rtol=1e-6)  # the memory is never dropped
+    assert 0.35 < (state.h != 0).mean() < 0.65
+
+
+def test_variational_dropout_uses_one_mask_at_every_step():
+    x = tf.placeholder(tf.float32, [4, 6, 3])
+    cell = tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.GRUCell(16), output_keep_prob=0.5,
+                                         variational_recurrent=True, dtype=tf.float32, seed=1)
+    outputs, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        out = sess.run(outputs, {x: _inputs([4, 6, 3]) + 2.0})
+    dropped = out == 0
+    assert dropped.any() and not dropped.all()
+    assert (dropped == dropped[:1, :1]).all()  # the same units in every step and every sequence
+
+
+def test_keep_prob_placeholder_fed_one_turns_dropout_off():
+    keep = tf.placeholder(tf.float32, [])
+    x = tf.placeholder(tf.float32, [2, 3, 2])
+    wrapped = tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicRNNCell(4), input_keep_prob=keep,
+                                            output_keep_prob=keep)
+    outputs, _ = tf.nn.dynamic_rnn(wrapped, x, dtype=tf.float32)
+    data = _inputs([2, 3, 2])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        a, b = sess.run(outputs, {x: data, keep: 1.0}), sess.run(outputs, {x: data, keep: 1.0})
+        dropped = sess.run(outputs, {x: data, keep: 0.3})
+    np.testing.assert_array_equal(a, b)
+    assert (dropped == 0).any() and not (a == 0).any()
+
+
+def test_sequence_length_of_the_wrong_size_fails_when_run():
+    x = tf.placeholder(tf.float32, [None, 3, 2])
+    lengths = tf.placeholder(tf.int32, [None])
+    outputs, _ = tf.nn.dynamic_rnn(tf.nn.rnn_cell.GRUCell(2), x, sequence_length=lengths, dtype=tf.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        with pytest.raises(tf.errors.InvalidArgumentError, match="one length per batch element"):
+            sess.run(outputs, {x: _inputs([2, 3, 2]), lengths: [3, 1, 2]})
+
+
+def test_dynamic_and_static_rnn_agree_with_a_python_loop_over_the_cell():
+    x = tf.placeholder(tf.float32, [3, 4, 2])
+    cell = tf.nn.rnn_cell.LSTMCell(3, use_peepholes=True, num_proj=2)
+    dyn, dyn_state = tf.nn.dynamic_rnn(cell, x, sequence_length=[4, 2, 3], dtype=tf.float32)
+    with tf.variable_scope("rnn", reuse=True):
+        stat, stat_state = tf.nn.static_rnn(cell, tf.unstack(x, axis=1), sequence_length=[4, 2, 3],
+                                            dtype=tf.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = sess.run([dyn, tf.stack(stat, axis=1), dyn_state.h, stat_state.h], {x: _inputs([3, 4, 2])})
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[2], got[3], rtol=1e-5, atol=1e-6)
+    assert (got[0][1, 2:] == 0).all() and (got[0][2, 3:] == 0).all()
+    np.testing.assert_allclose(got[2][1], got[0][1, 1], rtol=1e-6)  # the state stops at each length
