@@ -130,3 +130,34 @@ def test_dynamic_and_static_rnn_agree_with_a_python_loop_over_the_cell():
     np.testing.assert_allclose(got[2], got[3], rtol=1e-5, atol=1e-6)
     assert (got[0][1, 2:] == 0).all() and (got[0][2, 3:] == 0).all()
     np.testing.assert_allclose(got[2][1], got[0][1, 1], rtol=1e-6)  # the state stops at each length
+
+
+@pytest.mark.parametrize("make_cell", [
+    lambda: tf.nn.rnn_cell.LSTMCell(3, use_peepholes=True, num_proj=2, cell_clip=5.0),
+    lambda: tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.GRUCell(2), tf.nn.rnn_cell.BasicLSTMCell(2)]),
+], ids=["lstm_peepholes_projection", "gru_over_basic_lstm"])
+def test_float64_gradients_match_finite_differences(make_cell):
+    """The inputs' Jacobian in full; each weight's gradient along a random direction (the variables are set
+    with ``load``: a feed of a resource variable does not reach its reads inside the loop)."""
+    x = tf.placeholder(tf.float64, [2, 3, 2])
+    outputs, _ = tf.nn.dynamic_rnn(make_cell(), x, sequence_length=[3, 2], dtype=tf.float64)
+    weights = tf.trainable_variables()
+    assert all(w.dtype.base_dtype == tf.float64 for w in weights)
+    rng = np.random.RandomState(5)
+    value = rng.uniform(-1, 1, [2, 3, 2])
+    loss = tf.reduce_sum(outputs * rng.uniform(-1, 1, [2, 3, outputs.shape[-1].value]))
+    grads = tf.gradients(loss, weights)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert tf.test.compute_gradient_error(x, [2, 3, 2], outputs, outputs.shape.as_list(), x_init_value=value,
+                                              session=sess) < 1e-6
+        analytic = sess.run(grads, {x: value})
+        for w, g in zip(weights, analytic):
+            start = sess.run(w)
+            direction = rng.uniform(-1, 1, start.shape)
+            ends = []
+            for sign in (1, -1):
+                w.load(start + sign * 1e-5 * direction, sess)
+                ends.append(sess.run(loss, {x: value}))
+            w.load(start, sess)
+            np.testing.assert_allclose((ends[0] - ends[1]) / 2e-5, np.sum(g * direction), rtol=1e-6, err_msg=w.name)
