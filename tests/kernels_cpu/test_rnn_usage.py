@@ -161,3 +161,65 @@ def test_float64_gradients_match_finite_differences(make_cell):
                 ends.append(sess.run(loss, {x: value}))
             w.load(start, sess)
             np.testing.assert_allclose((ends[0] - ends[1]) / 2e-5, np.sum(g * direction), rtol=1e-6, err_msg=w.name)
+
+
+def _layer_norm_lstm_reference(x, weights, lengths, units, forget_bias, layer_norm):
+    """contrib's LayerNormBasicLSTMCell under dynamic_rnn, in float64 numpy."""
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+
+    def norm(v, name):
+        mean, var = v.mean(1, keepdims=True), v.var(1, keepdims=True)
+        return (v - mean) / np.sqrt(var + 1e-12) * weights[f"{name}/gamma"] + weights[f"{name}/beta"]
+    batch, steps, _ = x.shape
+    c, h = np.zeros([batch, units]), np.zeros([batch, units])
+    outputs = np.zeros([batch, steps, units])
+    for t in range(steps):
+        z = np.concatenate([x[:, t], h], 1) @ weights["kernel"]
+        if not layer_norm:
+            z = z + weights["bias"]
+        i, j, f, o = np.split(z, 4, axis=1)
+        if layer_norm:
+            i, j, f, o = norm(i, "input"), norm(j, "transform"), norm(f, "forget"), norm(o, "output")
+        new_c = c * sigmoid(f + forget_bias) + sigmoid(i) * np.tanh(j)
+        if layer_norm:
+            new_c = norm(new_c, "state")
+        new_h = np.tanh(new_c) * sigmoid(o)
+        alive = (t < lengths)[:, None]
+        c, h = np.where(alive, new_c, c), np.where(alive, new_h, h)
+        outputs[:, t] = np.where(alive, new_h, 0)
+    return outputs, c, h
+
+
+@pytest.mark.parametrize("layer_norm", [True, False])
+def test_layer_norm_basic_lstm_cell_against_numpy(layer_norm):
+    x = tf.placeholder(tf.float64, [3, 4, 2])
+    cell = tf.contrib.rnn.LayerNormBasicLSTMCell(3, forget_bias=0.5, layer_norm=layer_norm, norm_gain=1.5,
+                                                 norm_shift=0.1)
+    outputs, state = tf.nn.dynamic_rnn(cell, x, sequence_length=[4, 2, 3], dtype=tf.float64)
+    names = [v.name[len("rnn/layer_norm_basic_lstm_cell/"):-2] for v in cell.trainable_variables]
+    if layer_norm:
+        assert names == ["kernel"] + [f"{g}/{p}" for g in ("input", "transform", "forget", "output", "state")
+                                      for p in ("gamma", "beta")]
+    else:
+        assert names == ["kernel", "bias"]
+    rng = np.random.RandomState(9)
+    value = rng.uniform(-1, 1, [3, 4, 2])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for v in cell.trainable_variables:
+            if not v.name.endswith(("gamma:0", "beta:0")):
+                v.load(rng.uniform(-0.7, 0.7, v.shape.as_list()), sess)
+        weights = dict(zip(names, sess.run(cell.trainable_variables)))
+        got_out, got_state = sess.run([outputs, state], {x: value})
+        # a small step: normalizing over 3 features curves sharply, and the default 1e-3 step errs by ~7e-4
+        error = tf.test.compute_gradient_error(x, [3, 4, 2], outputs, [3, 4, 3], x_init_value=value, delta=1e-6,
+                                               session=sess)
+    if layer_norm:
+        np.testing.assert_allclose(weights["input/gamma"], 1.5)
+        np.testing.assert_allclose(weights["state/beta"], 0.1)
+    want_out, want_c, want_h = _layer_norm_lstm_reference(value, weights, np.array([4, 2, 3]), 3, 0.5, layer_norm)
+    np.testing.assert_allclose(got_out, want_out, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got_state.c, want_c, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got_state.h, want_h, rtol=1e-9, atol=1e-12)
+    assert error < 1e-6

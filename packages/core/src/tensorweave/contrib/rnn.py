@@ -2,9 +2,10 @@
 
 from tensorweave.rnn.cell import LayerRNNCell, LSTMStateTuple, RNNCell
 from tensorweave.rnn.cells import BasicLSTMCell, BasicRNNCell, GRUCell, LSTMCell, MultiRNNCell
+from tensorweave.rnn.layer_norm_cell import LayerNormBasicLSTMCell
 from tensorweave.rnn.static import static_bidirectional_rnn, static_rnn
 from tensorweave.rnn.wrappers import DeviceWrapper, DropoutWrapper, ResidualWrapper
 
 __all__ = ["BasicLSTMCell", "BasicRNNCell", "DeviceWrapper", "DropoutWrapper", "GRUCell", "LSTMCell",
-           "LSTMStateTuple", "LayerRNNCell", "MultiRNNCell", "RNNCell", "ResidualWrapper", "static_bidirectional_rnn",
-           "static_rnn"]
+           "LSTMStateTuple", "LayerNormBasicLSTMCell", "LayerRNNCell", "MultiRNNCell", "RNNCell", "ResidualWrapper",
+           "static_bidirectional_rnn", "static_rnn"]
