@@ -85,7 +85,7 @@ class RNNCell(Layer):
 
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
         super().__init__(trainable=trainable, name=name, dtype=dtype, **kwargs)
-        self._base_name = _to_snake_case(type(self).__name__)
+        self._base_name = name or _to_snake_case(type(self).__name__)  # a name given is made unique, as TF1's
 
     def __call__(self, inputs, state, scope=None, *args, **kwargs):
         """``(output, new_state)`` for one step; ``scope`` (a name or VariableScope) holds the variables instead
