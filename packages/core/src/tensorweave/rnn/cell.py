@@ -124,7 +124,8 @@ class RNNCell(Layer):
     add_variable = add_weight
 
     def _set_cell_scope(self, scope):
-        """TF1's layer scope: ``scope`` itself when given, else a unique ``<class_name>`` scope, fixed on the first call."""
+        """TF1's layer scope: ``scope`` itself when given, else a unique ``<name or class_name>`` scope, fixed on
+        the first call."""
         if self._scope is None:
             if self._reuse:
                 with vs.variable_scope(scope if scope is not None else self._base_name) as captured:

@@ -11,7 +11,8 @@ from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, nest, tensor_shape
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import (
-    array_ops, check_ops, comparison_ops, concat_split_ops, fill_ops, reduction_ops, shape_ops, transpose_ops, variable_scope as vs,
+    array_ops, check_ops, comparison_ops, concat_split_ops, fill_ops, reduction_ops, shape_ops, transpose_ops,
+    variable_scope as vs,
 )
 from tensorweave.ops.tensor_array_ops import TensorArray
 from tensorweave.ops.while_loop import while_loop
