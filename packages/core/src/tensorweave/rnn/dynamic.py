@@ -18,7 +18,7 @@ from tensorweave.ops.tensor_array_ops import TensorArray
 from tensorweave.ops.while_loop import while_loop
 from tensorweave.rnn.cell import assert_like_rnncell, state_shape, static_state_shape
 from tensorweave.rnn.step import (
-    best_effort_batch_size, infer_state_dtype, lengths_vector, rnn_step, transpose_batch_time, zero_output,
+    as_state, best_effort_batch_size, infer_state_dtype, lengths_vector, rnn_step, transpose_batch_time, zero_output,
 )
 
 __all__ = ["bidirectional_dynamic_rnn", "dynamic_rnn", "raw_rnn"]
@@ -40,7 +40,7 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
             sequence_length = array_ops.identity(lengths_vector(sequence_length), name="sequence_length")
         batch_size = best_effort_batch_size(flat_input, 1)
         if initial_state is not None:
-            state = initial_state
+            state = as_state(initial_state)
         else:
             if not dtype:
                 raise ValueError("If there is no initial_state, you must give a dtype.")
@@ -182,8 +182,7 @@ def raw_rnn(cell, loop_fn, parallel_iterations=None, swap_memory=False, scope=No
         flat_state = nest.flatten(state)
         if emit_structure is not None:
             flat_emit = nest.flatten(emit_structure)
-            flat_emit_size = [e.shape[1:] if e.shape.is_fully_defined() else shape_ops.shape(e)[1:]
-                              for e in flat_emit]
+            flat_emit_size = [e.shape if e.shape.is_fully_defined() else shape_ops.shape(e) for e in flat_emit]
             flat_emit_dtypes = [e.dtype for e in flat_emit]
         else:
             emit_structure = cell.output_size

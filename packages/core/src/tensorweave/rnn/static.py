@@ -7,7 +7,7 @@ from tensorweave.framework import nest, tensor_shape
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import concat_split_ops, shape_ops, transpose_ops, variable_scope as vs
 from tensorweave.rnn.cell import assert_like_rnncell
-from tensorweave.rnn.step import infer_state_dtype, lengths_vector, rnn_step, zero_output
+from tensorweave.rnn.step import as_state, infer_state_dtype, lengths_vector, rnn_step, zero_output
 
 __all__ = ["static_bidirectional_rnn", "static_rnn"]
 
@@ -37,7 +37,7 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
             fixed_batch = first.shape.with_rank_at_least(1)[0]
         batch_size = fixed_batch.value if fixed_batch.value is not None else shape_ops.shape(first)[0]
         if initial_state is not None:
-            state = initial_state
+            state = as_state(initial_state)
         else:
             if not dtype:
                 raise ValueError("If no initial_state is provided, dtype must be specified")

@@ -29,6 +29,11 @@ def rnn_step(time, sequence_length, zero_output, state, call_cell):
             nest.map_structure(copy_one_through, state, new_state))
 
 
+def as_state(state):
+    """A state given as Python or numpy values, as tensors (TensorArrays in a state stay as they are)."""
+    return nest.map_structure(lambda s: s if isinstance(s, TensorArray) else convert_to_tensor(s), state)
+
+
 def infer_state_dtype(explicit_dtype, state):
     """``explicit_dtype``, else the state's one dtype (all its parts must agree)."""
     if explicit_dtype is not None:
