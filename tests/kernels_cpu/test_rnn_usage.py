@@ -223,3 +223,23 @@ def test_layer_norm_basic_lstm_cell_against_numpy(layer_norm):
     np.testing.assert_allclose(got_state.c, want_c, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(got_state.h, want_h, rtol=1e-9, atol=1e-12)
     assert error < 1e-6
+
+
+def test_one_cell_inside_map_fn_and_inside_a_cond_branch():
+    """A hierarchical encoder: dynamic_rnn inside tf.map_fn (a loop in a loop, the variables made inside both), and
+    the same cell again inside a tf.cond branch; gradients reach the weights and both inputs."""
+    docs = tf.placeholder(tf.float32, [3, 2, 4, 2])
+    cell = tf.nn.rnn_cell.GRUCell(3)
+    encoded = tf.map_fn(lambda doc: tf.nn.dynamic_rnn(cell, doc, dtype=tf.float32)[1], docs)
+    take = tf.placeholder(tf.bool, [])
+    one = tf.placeholder(tf.float32, [2, 4, 2])
+    branch = tf.cond(take, lambda: tf.nn.dynamic_rnn(cell, one, dtype=tf.float32)[1], lambda: tf.zeros([2, 3]))
+    assert len(tf.global_variables()) == 4
+    grads = tf.gradients(tf.reduce_sum(encoded) + tf.reduce_sum(branch), tf.trainable_variables() + [docs, one])
+    data = _inputs([3, 2, 4, 2])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        enc, got, got_grads = sess.run([encoded, branch, grads], {docs: data, one: data[0], take: True})
+        np.testing.assert_allclose(got, enc[0], rtol=1e-6)
+        np.testing.assert_allclose(got_grads[-1], got_grads[-2][0], rtol=1e-5)  # doc 0 counted once in each
+        assert not sess.run(branch, {docs: data, one: data[0], take: False}).any()
