@@ -83,12 +83,25 @@ def test_variational_dropout_uses_one_mask_at_every_step():
     cell = tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.GRUCell(16), output_keep_prob=0.5,
                                          variational_recurrent=True, dtype=tf.float32, seed=1)
     outputs, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    seen = tf.nn.rnn_cell.DropoutWrapper(_InputEcho(), input_keep_prob=0.5, variational_recurrent=True,
+                                         input_size=3, dtype=tf.float32, seed=2)
+    echoed, _ = tf.nn.dynamic_rnn(seen, x, dtype=tf.float32, scope="echo")
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        out = sess.run(outputs, {x: _inputs([4, 6, 3]) + 2.0})
-    dropped = out == 0
-    assert dropped.any() and not dropped.all()
-    assert (dropped == dropped[:1, :1]).all()  # the same units in every step and every sequence
+        out, inputs_seen = sess.run([outputs, echoed], {x: _inputs([4, 6, 3]) + 2.0})
+    for dropped in (out == 0, inputs_seen == 0):
+        assert dropped.any() and not dropped.all()
+        assert (dropped == dropped[:1, :1]).all()  # the same units in every step and every sequence
+    assert set(np.unique(np.round(inputs_seen / (_inputs([4, 6, 3]) + 2.0), 5))) <= {0.0, 2.0}
+
+
+class _InputEcho(tf.nn.rnn_cell.RNNCell):
+    """Outputs what it is given, to see the input dropout."""
+
+    state_size = output_size = 3
+
+    def call(self, inputs, state):
+        return inputs, state
 
 
 def test_keep_prob_placeholder_fed_one_turns_dropout_off():
