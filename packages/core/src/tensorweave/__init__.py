@@ -73,11 +73,13 @@ from tensorweave.runtime.config import (  # noqa: E402,F401
 from tensorweave.runtime.session import InteractiveSession, Session  # noqa: E402,F401
 
 from tensorweave import (  # noqa: E402,F401
-    compat, contrib, debugging, extension, image, layers, losses, math, nn, queue, random, test, train,
+    compat, debugging, extension, image, layers, losses, math, nn, queue, random, test, train,
 )
 
 from tensorweave import app, examples, flags, gfile, io, logging  # noqa: E402,F401
 from tensorweave.logging import get_logger  # noqa: E402,F401
+
+from tensorweave import contrib  # noqa: E402,F401 - TF1's contrib: only the pieces programs still import
 
 compat.v1 = _sys.modules[__name__]
 _sys.modules[__name__ + ".compat.v1"] = compat.v1
