@@ -97,6 +97,20 @@ def test_bidirectional_and_static_scopes():
     assert "sbi/bw/basic_rnn_cell/kernel:0" in _names()
 
 
+def test_stack_bidirectional_rnn_scopes():
+    xs = [tf.placeholder(tf.float32, [2, 3]) for _ in range(2)]
+    outputs, _, _ = tf.contrib.rnn.stack_bidirectional_rnn(
+        [tf.nn.rnn_cell.GRUCell(2), tf.nn.rnn_cell.GRUCell(2)],
+        [tf.nn.rnn_cell.BasicRNNCell(3), tf.nn.rnn_cell.BasicRNNCell(3)], xs, dtype=tf.float32)
+    assert [o.shape.as_list() for o in outputs] == [[2, 5], [2, 5]]
+    assert _names()[0] == "stack_bidirectional_rnn/cell_0/fw/gru_cell/gates/kernel:0"
+    assert "stack_bidirectional_rnn/cell_1/fw/gru_cell/candidate/bias:0" in _names()
+    assert "stack_bidirectional_rnn/cell_0/bw/basic_rnn_cell/kernel:0" in _names()
+    with pytest.raises(ValueError, match="same depth"):
+        tf.contrib.rnn.stack_bidirectional_dynamic_rnn([tf.nn.rnn_cell.GRUCell(2)], [tf.nn.rnn_cell.GRUCell(2)] * 2,
+                                                       xs[0], dtype=tf.float32)
+
+
 @pytest.mark.parametrize("build, error, match", [
     (lambda x: tf.nn.dynamic_rnn(tf.nn.rnn_cell.GRUCell(2), x), ValueError, "you must give a dtype"),
     (lambda x: tf.nn.dynamic_rnn(tf.nn.rnn_cell.GRUCell(2), x, sequence_length=[[1, 2]], dtype=tf.float32),

@@ -256,3 +256,34 @@ def test_one_cell_inside_map_fn_and_inside_a_cond_branch():
         np.testing.assert_allclose(got, enc[0], rtol=1e-6)
         np.testing.assert_allclose(got_grads[-1], got_grads[-2][0], rtol=1e-5)  # doc 0 counted once in each
         assert not sess.run(branch, {docs: data, one: data[0], take: False}).any()
+
+
+def test_stacked_bidirectional_rnns_are_layers_of_bidirectional_rnns():
+    """contrib's stacks against the same layers built by hand from bidirectional_dynamic_rnn (same weights), and
+    the static stack against the dynamic one."""
+    x = tf.placeholder(tf.float32, [2, 4, 3])
+    lengths = [4, 2]
+    cells = [[tf.nn.rnn_cell.GRUCell(2), tf.nn.rnn_cell.BasicLSTMCell(3)] for _ in range(2)]
+    stacked, states_fw, states_bw = tf.contrib.rnn.stack_bidirectional_dynamic_rnn(
+        cells[0], cells[1], x, sequence_length=lengths, dtype=tf.float32)
+    names = [v.name for v in tf.global_variables()]
+    assert names[0] == "stack_bidirectional_rnn/cell_0/bidirectional_rnn/fw/gru_cell/gates/kernel:0"
+    assert names[-1] == "stack_bidirectional_rnn/cell_1/bidirectional_rnn/bw/basic_lstm_cell/bias:0"
+    assert stacked.shape.as_list() == [2, 4, 6] and isinstance(states_bw[1], tf.nn.rnn_cell.LSTMStateTuple)
+    layer = x
+    for i in range(2):
+        with tf.variable_scope(f"stack_bidirectional_rnn/cell_{i}", reuse=True):
+            outputs, _ = tf.nn.bidirectional_dynamic_rnn(cells[0][i], cells[1][i], layer, sequence_length=lengths,
+                                                         dtype=tf.float32)
+        layer = tf.concat(outputs, 2)
+    static, _, static_bw = tf.contrib.rnn.stack_bidirectional_rnn(cells[0], cells[1], tf.unstack(x, axis=1),
+                                                                  sequence_length=lengths, dtype=tf.float32)
+    assert len(tf.global_variables()) == len(names)  # built cells keep their variables
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = sess.run([stacked, layer, tf.stack(static, axis=1), states_bw[1].h, static_bw[1].h],
+                       {x: _inputs([2, 4, 3])})
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-6)
+    np.testing.assert_allclose(got[0], got[2], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[3], got[4], rtol=1e-5, atol=1e-6)
+    assert (got[0][1, 2:] == 0).all()
