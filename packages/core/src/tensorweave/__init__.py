@@ -94,6 +94,8 @@ from tensorweave import (  # noqa: E402,F401
 from tensorweave import app, examples, flags, gfile, io, logging, python_io  # noqa: E402,F401
 from tensorweave.logging import get_logger  # noqa: E402,F401
 
+from tensorweave import contrib  # noqa: E402,F401 - TF1's contrib: only the pieces programs still import
+
 compat.v1 = _sys.modules[__name__]
 _sys.modules[__name__ + ".compat.v1"] = compat.v1
 

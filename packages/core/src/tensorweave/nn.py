@@ -1,4 +1,4 @@
-"""``tf.nn``: activations, softmax and cross-entropies, convolution, pooling, dropout, embeddings."""
+"""``tf.nn``: activations, softmax and cross-entropies, convolution, pooling, dropout, embeddings, recurrent networks."""
 
 from tensorweave.ops.candidate_sampling_ops import *  # noqa: F401,F403
 from tensorweave.ops.conv_ops import *  # noqa: F401,F403
@@ -10,3 +10,6 @@ from tensorweave.ops.pooling_ops import *  # noqa: F401,F403
 from tensorweave.ops.sampled_loss_ops import *  # noqa: F401,F403
 from tensorweave.ops.top_k_ops import *  # noqa: F401,F403
 from tensorweave.ops.unary_math_ops import sigmoid, tanh  # noqa: F401 - tf.nn has these math ops too
+from tensorweave.rnn import (  # noqa: F401
+    bidirectional_dynamic_rnn, dynamic_rnn, raw_rnn, rnn_cell, static_bidirectional_rnn, static_rnn,
+)

@@ -157,3 +157,23 @@ def _refuse(tensor, number, where):
     raise TypeError(f"cannot feed {number!r}{at} to tensor {tensor.name!r} of dtype {dtype.name}, whose largest "
                     f"finite value is {dtype.max!r}: it would become inf. To feed it, use a "
                     f"wider dtype for the tensor (e.g. tf.float32) or scale the value")
+
+
+def flat_feed_items(feed_dict):
+    """``feed_dict``'s (key, value) pairs, a key that is a nested tuple of tensors (an LSTM's state) paired leaf by
+    leaf with a value of the same structure, as TF1's Session.run allows."""
+    items = []
+
+    def pair(key, value, path):
+        if not isinstance(key, tuple):
+            items.append((key, value))
+            return
+        if not isinstance(value, (tuple, list)) or len(value) != len(key):
+            size = len(value) if isinstance(value, (tuple, list)) else "no"
+            raise ValueError(f"feed_dict key{path} is a tuple of {len(key)} tensors but its value has {size} "
+                             f"elements: feed a nested tuple key with a value of the same structure")
+        for i, (k, v) in enumerate(zip(key, value)):
+            pair(k, v, f"{path}[{i}]")
+    for key, value in feed_dict.items():
+        pair(key, value, "")
+    return items

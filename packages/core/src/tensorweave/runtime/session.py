@@ -15,7 +15,7 @@ from tensorweave.framework.tensor import Tensor
 from tensorweave.runtime import device_mgr as device_mgr_mod
 from tensorweave.runtime.config import ConfigProto, RunOptions
 from tensorweave.runtime.cost_model import CostModel
-from tensorweave.runtime.feed_conversion import convert_feed
+from tensorweave.runtime.feed_conversion import convert_feed, flat_feed_items
 from tensorweave.runtime.fetches import FetchPlan
 from tensorweave.runtime.partition_threads import PartitionThreads
 from tensorweave.runtime.plan import compile_plan
@@ -114,7 +114,7 @@ class BaseSession:
         if not feed_dict:
             return (), []
         tensors, values = [], []
-        for key, value in feed_dict.items():
+        for key, value in flat_feed_items(feed_dict):
             t = self._feed_key(key)
             if isinstance(value, (Tensor, Operation)):
                 raise TypeError(f"the value of a feed cannot be a tf.Tensor (feeding {t.name} with {value.name}); "
