@@ -176,6 +176,19 @@ def test_closing_the_session_stops_every_background_thread():
     assert _pipeline_threads() == []
 
 
+def test_prefetching_slices_of_arrays_in_memory_computes_them_when_asked():
+    """A batch of in-memory rows is a gather: a prefetch thread would only hand it over (and compete for the
+    interpreter lock), so none starts; after a map, the prefetch thread does."""
+    rows = tf.data.Dataset.from_tensor_slices(np.arange(40)).shuffle(8, seed=1).repeat().batch(4)
+    inline, threaded = rows.prefetch(2), rows.map(lambda x: x * 2).prefetch(2)
+    x, y = inline.make_one_shot_iterator().get_next(), threaded.make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        first = sess.run(x)
+        assert len(first) == 4 and _pipeline_threads() == []
+        assert sess.run(y).tolist() == (first * 2).tolist()  # the same seed: the same shuffle
+        assert len(_pipeline_threads()) == 1
+
+
 def test_reinitializing_stops_the_previous_pipelines_threads():
     it = _threaded_pipeline().make_initializable_iterator()
     x = it.get_next()

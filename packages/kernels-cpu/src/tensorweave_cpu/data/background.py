@@ -38,8 +38,13 @@ class Prefetch(DatasetValue):
         self.buffer_size = AUTOTUNE_BUFFER if buffer_size == AUTOTUNE else buffer_size
 
     def iterator(self, pipeline):
+        """Elements gathered from arrays in memory are computed when asked for: a thread would hold the
+        interpreter lock for the same work and add a hand-over per element (and, on a busy machine, stalls
+        whenever the OS parks it while it holds the lock), so prefetching them only slows the step."""
         source = self.input.iterator(pipeline)
-        return PrefetchIterator(pipeline, source, self.buffer_size, "prefetch") if self.buffer_size else source
+        if not self.buffer_size or source.in_memory:
+            return source
+        return PrefetchIterator(pipeline, source, self.buffer_size, "prefetch")
 
 
 class PrefetchIterator(ElementIterator):

@@ -33,6 +33,12 @@ class DatasetValue:
 class ElementIterator:
     rows = None  # the arrays whose rows the elements are, for row iterators
 
+    @property
+    def in_memory(self):
+        """Whether each element is only index arithmetic and a gather of arrays in memory (rows, their
+        batches): prefetching such elements on a thread costs more than computing them when asked."""
+        return self.rows is not None
+
     def next(self):
         raise NotImplementedError
 

@@ -67,6 +67,8 @@ class Batch(DatasetValue):
 class _RowBatchIterator(ElementIterator):
     """A batch of a row iterator: one gather per component (what stacking its slices would give)."""
 
+    in_memory = True
+
     def __init__(self, source, size, drop_remainder):
         self._source, self._size, self._drop = source, size, drop_remainder
 

@@ -253,11 +253,13 @@ class _RowShuffleIterator(RowIterator):
         picks = (draws * len(buffer)).astype(np.intp)
         order = np.argsort(picks, kind="stable")
         slots, arriving = picks[order], new[order]
-        first = np.ones(len(slots), bool)
-        first[1:] = slots[1:] != slots[:-1]
-        last = np.ones(len(slots), bool)
-        last[:-1] = first[1:]
-        taken = np.where(first, buffer[slots], np.roll(arriving, 1))
+        first = np.empty(len(slots), bool)
+        first[0], first[1:] = True, slots[1:] != slots[:-1]
+        last = np.empty(len(slots), bool)
+        last[-1], last[:-1] = True, first[1:]
+        earlier = np.empty_like(arriving)  # the row the draw before put in the same slot (where first is False)
+        earlier[0], earlier[1:] = arriving[0], arriving[:-1]
+        taken = np.where(first, buffer[slots], earlier)
         out = np.empty_like(taken)
         out[order] = taken
         buffer[slots[last]] = arriving[last]
