@@ -40,6 +40,7 @@ from tensorweave.ops.concat_split_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.cond import *  # noqa: E402,F401,F403
 from tensorweave.ops.control_flow_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.cumulative_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.custom_gradient import *  # noqa: E402,F401,F403
 from tensorweave.ops.data_flow_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.decode_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.dynamic_partition_ops import *  # noqa: E402,F401,F403
@@ -60,6 +61,7 @@ from tensorweave.ops.parsing_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.random_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.range_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.reduction_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.script_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.segment_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.shape_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.slicing_ops import *  # noqa: E402,F401,F403

@@ -42,6 +42,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.image_resize",
     "tensorweave_cpu.kernels.image_color",
     "tensorweave_cpu.kernels.image_codecs",
+    "tensorweave_cpu.kernels.script",
     "tensorweave_cpu.kernels.native",
 )
 

@@ -50,6 +50,7 @@ OP_MODULES = (
     "tensorweave.ops.image_resize_ops",
     "tensorweave.ops.image_color_ops",
     "tensorweave.ops.image_codec_ops",
+    "tensorweave.ops.script_ops",
 )
 
 
