@@ -65,7 +65,10 @@ from tensorweave.ops.script_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.segment_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.shape_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.slicing_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.sparse_math_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.sparse_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.state_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.string_split_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_array_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_operators import *  # noqa: E402,F401,F403
 from tensorweave.ops.transpose_ops import *  # noqa: E402,F401,F403
@@ -84,6 +87,7 @@ from tensorweave.runtime.session import InteractiveSession, Session  # noqa: E40
 from tensorweave import (  # noqa: E402,F401
     compat, data, debugging, extension, image, layers, losses, math, nn, queue, random, test, train,
 )
+from tensorweave import sparse  # noqa: E402,F401
 
 from tensorweave import app, examples, flags, gfile, io, logging, python_io  # noqa: E402,F401
 from tensorweave.logging import get_logger  # noqa: E402,F401

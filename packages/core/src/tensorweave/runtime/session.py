@@ -11,6 +11,7 @@ from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.default_session import default_session
 from tensorweave.framework.operation import Operation
 from tensorweave.framework.registry import get_registries
+from tensorweave.framework.tensor_conversion import feed_conversion
 from tensorweave.framework.tensor import Tensor
 from tensorweave.runtime import device_mgr as device_mgr_mod
 from tensorweave.runtime.config import ConfigProto, RunOptions
@@ -114,7 +115,7 @@ class BaseSession:
         if not feed_dict:
             return (), []
         tensors, values = [], []
-        for key, value in feed_dict.items():
+        for key, value in _expand_feeds(feed_dict):
             t = self._feed_key(key)
             if isinstance(value, (Tensor, Operation)):
                 raise TypeError(f"the value of a feed cannot be a tf.Tensor (feeding {t.name} with {value.name}); "
@@ -277,6 +278,17 @@ def _remote_master(target, config):
             f"(shared in this process), or install the distributed package (pip install tensorweave[distributed]) "
             f"for 'mpi://' targets."))
     return factory(target, config)
+
+
+def _expand_feeds(feed_dict):
+    """The feed_dict's (key, value) pairs, a SparseTensor key (any type with a registered feed) split into its
+    parts."""
+    for key, value in feed_dict.items():
+        split = feed_conversion(key)
+        if split is None:
+            yield key, value
+        else:
+            yield from split(key, value)
 
 
 def _feed_checker(tensor):
