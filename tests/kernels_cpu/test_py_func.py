@@ -267,3 +267,8 @@ def test_custom_gradient_inside_a_while_loop():
         # t_k = clip_grad(t_{k-1} * x): each step's incoming gradient (1 at every step here) is clipped to 0.5,
         # so dy/dx = 0.5 * t2 + 0.5 * t1 + 0.5 * t0 = 0.5 * (4 + 2 + 1)
         assert s.run(tf.gradients(y, x)[0]) == pytest.approx(3.5)
+
+
+def test_register_gradient_refuses_a_builtin_op_types_name_as_tf1():
+    with pytest.raises(KeyError, match="'Square' is already registered.*gradient_override_map"):
+        tf.RegisterGradient("Square")(lambda op, grad: grad)

@@ -95,6 +95,15 @@ def test_a_sparse_placeholder_is_fed_with_a_value_a_tuple_or_a_list_and_refuses_
     assert sp.indices.op.name == "sp/indices" and sp.values.op.name == "sp/values"
 
 
+def test_make_callable_takes_a_sparse_placeholders_value_as_one_argument():
+    sp = tf.sparse_placeholder(tf.float32)
+    x = tf.placeholder(tf.float32, [])
+    with tf.Session() as s:
+        run = s.make_callable(tf.sparse_reduce_sum(sp, 1) * x, [x, sp])
+        np.testing.assert_allclose(run(2.0, (IDX, VALS, SHAPE)), [-2.0, 0.0, 7.0])
+        np.testing.assert_allclose(run(1.0, tf.SparseTensorValue(IDX, -VALS, SHAPE)), [1.0, 0.0, -3.5])
+
+
 def test_the_tf_sparse_names_are_the_top_level_functions():
     pairs = {"to_dense": tf.sparse_tensor_to_dense, "matmul": tf.sparse_tensor_dense_matmul,
              "sparse_dense_matmul": tf.sparse_tensor_dense_matmul, "add": tf.sparse_add,
