@@ -79,6 +79,15 @@ def test_values_lists_scalars_and_strings_as_tf1():
         assert s.run(int64, {x: FEED}) == CASES["python_int_for_int64"]["value"]
 
 
+def test_scalars_reach_the_function_as_numpy_scalars_and_bytes():
+    seen = []
+    y = tf.py_func(lambda b, f: seen.append([type(b).__name__, type(f).__name__]) or np.int64(0),
+                   [tf.constant("ab"), tf.constant(1.5)], tf.int64)
+    with tf.Session() as s:
+        s.run(y)
+    assert seen == [CASES["scalar_inputs"]["types"]]
+
+
 def test_numpy_function_op_types_attrs_and_no_gradient():
     x = tf.placeholder(tf.float32, [3])
     y = tf.numpy_function(lambda v: v * 3, [x], tf.float32)
@@ -272,3 +281,31 @@ def test_custom_gradient_inside_a_while_loop():
 def test_register_gradient_refuses_a_builtin_op_types_name_as_tf1():
     with pytest.raises(KeyError, match="'Square' is already registered.*gradient_override_map"):
         tf.RegisterGradient("Square")(lambda op, grad: grad)
+
+
+def test_the_py_func_with_gradient_recipe_tf1_users_copy():
+    """A gradient registered under a fresh name, selected for PyFunc, itself computed by a py_func."""
+    def py_func_with_grad(func, inp, Tout, grad, name):  # noqa: N803 - as the recipe writes it
+        tf.RegisterGradient(name)(grad)
+        with tf.get_default_graph().gradient_override_map({"PyFunc": name}):
+            return tf.py_func(func, inp, Tout, stateful=True)
+
+    def sin_grad(op, dy):
+        return dy * tf.py_func(lambda v: np.cos(v).astype(np.float32), [op.inputs[0]], tf.float32)
+
+    x = tf.constant([0.0, 1.0, 2.0])
+    y = py_func_with_grad(lambda v: np.sin(v).astype(np.float32), [x], tf.float32, sin_grad, "SinViaPython_tw")
+    (dx,) = tf.gradients(y, x)
+    with tf.Session() as s:
+        np.testing.assert_allclose(s.run(y), np.sin([0.0, 1.0, 2.0]), rtol=1e-6)
+        np.testing.assert_allclose(s.run(dx), np.cos([0.0, 1.0, 2.0]), rtol=1e-6)
+
+
+def test_py_func_in_a_dataset_map_as_tf1_input_pipelines_use_it():
+    words = tf.data.Dataset.from_tensor_slices(["a", "bb", "ccc"])
+    lengths = words.map(lambda w: tf.py_func(lambda b: np.int64(len(b)), [w], tf.int64))
+    nxt = lengths.make_one_shot_iterator().get_next()
+    with tf.Session() as s:
+        assert [s.run(nxt) for _ in range(3)] == [1, 2, 3]
+        with pytest.raises(tf.errors.OutOfRangeError):
+            s.run(nxt)

@@ -53,9 +53,15 @@ def _checked(token, results, tout):
     return results
 
 
+def _host(value):
+    """What TF hands the function: an array, or for a scalar a numpy scalar (bytes for a string)."""
+    value = np.asarray(value)
+    return value[()] if value.ndim == 0 else value
+
+
 def _py_func(*args, token, Tout):  # noqa: N803 - the op's attr names
     try:
-        results = call_py_func(token, [np.asarray(a) for a in args])
+        results = call_py_func(token, [_host(a) for a in args])
     except Exception as exc:  # noqa: BLE001 - every exception of the user's function becomes an OpError
         raise _raised(exc) from exc
     return _checked(token, results, list(Tout))
