@@ -309,3 +309,23 @@ def test_py_func_in_a_dataset_map_as_tf1_input_pipelines_use_it():
         assert [s.run(nxt) for _ in range(3)] == [1, 2, 3]
         with pytest.raises(tf.errors.OutOfRangeError):
             s.run(nxt)
+
+
+def test_custom_gradient_in_a_cond_with_a_variable_created_outside():
+    with tf.variable_scope("outer", use_resource=True):
+        w = tf.get_variable("w", initializer=2.0)
+
+    @tf.custom_gradient
+    def times_w(v):
+        def grad(dy, variables):
+            assert variables == [w]
+            return dy * 3.0, [dy * 7.0]
+        return v * w, grad
+
+    x = tf.placeholder(tf.float32, [])
+    z = tf.cond(x > 0, lambda: times_w(x), lambda: x)
+    gx, gw = tf.gradients(z, [x, w])
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        assert s.run([z, gx, gw], {x: 3.0}) == [6.0, 3.0, 7.0]
+        assert s.run([z, gx, gw], {x: -3.0}) == [-3.0, 1.0, 0.0]  # untaken: the variable's gradient is zero
