@@ -104,6 +104,13 @@ def test_make_callable_takes_a_sparse_placeholders_value_as_one_argument():
         np.testing.assert_allclose(run(1.0, tf.SparseTensorValue(IDX, -VALS, SHAPE)), [1.0, 0.0, -3.5])
 
 
+def test_reduce_sum_of_a_huge_sparse_tensor_never_builds_the_dense_one():
+    sp = tf.SparseTensor([[0, 2], [2 ** 40, 0], [2 ** 40, 2]], [1.0, 2.0, 4.0], [2 ** 41, 3])
+    with tf.Session() as s:
+        assert s.run(tf.sparse_reduce_sum(sp)) == 7.0
+        np.testing.assert_array_equal(s.run(tf.sparse_reduce_sum(sp, 0, keepdims=True)), [[2.0, 0.0, 5.0]])
+
+
 def test_the_tf_sparse_names_are_the_top_level_functions():
     pairs = {"to_dense": tf.sparse_tensor_to_dense, "matmul": tf.sparse_tensor_dense_matmul,
              "sparse_dense_matmul": tf.sparse_tensor_dense_matmul, "add": tf.sparse_add,

@@ -134,16 +134,18 @@ def _reduction_axes(axes, rank):
     return sorted({int(a) % rank for a in axes})
 
 
-def _to_dense(indices, values, shape):
-    out = np.zeros([int(d) for d in shape], values.dtype)
-    np.add.at(out, tuple(indices.T), values)
-    return out
-
-
 @KERNELS.register("SparseReduceSum")
 def _reduce_sum(indices, values, shape, axes, *, keep_dims):
+    """Adds each entry into its cell of the result directly (never the whole dense tensor)."""
     _check_bounds(indices, shape)
-    return _to_dense(indices, values, shape).sum(axis=tuple(_reduction_axes(axes, len(shape))), keepdims=keep_dims)
+    reduced = _reduction_axes(axes, len(shape))
+    kept = [i for i in range(len(shape)) if i not in reduced]
+    if kept:
+        out = np.zeros([int(shape[i]) for i in kept], values.dtype)
+        np.add.at(out, tuple(indices[:, kept].T), values)
+    else:
+        out = np.asarray(values.sum(), values.dtype)
+    return out.reshape([1 if i in reduced else int(shape[i]) for i in range(len(shape))]) if keep_dims else out
 
 
 @KERNELS.register("SparseReduceSumSparse")
