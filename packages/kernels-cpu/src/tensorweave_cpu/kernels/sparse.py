@@ -115,16 +115,24 @@ def _add(a_indices, a_values, a_shape, b_indices, b_values, b_shape, thresh):
 
 @KERNELS.register("SparseAddGrad")
 def _add_grad(grad, a_indices, b_indices, sum_indices):
-    where = {tuple(row): i for i, row in enumerate(sum_indices.tolist())}
+    return _gather_rows(grad, sum_indices, a_indices), _gather_rows(grad, sum_indices, b_indices)
 
-    def pick(indices):
-        out = np.zeros(len(indices), grad.dtype)
-        for i, row in enumerate(indices.tolist()):
-            j = where.get(tuple(row))
-            if j is not None:
-                out[i] = grad[j]
+
+def _gather_rows(grad, sum_indices, indices):
+    """grad at the row of ``sum_indices`` equal to each row of ``indices`` (0 where none is): both sorted together,
+    a sum row just before an equal row of ``indices``."""
+    out = np.zeros(len(indices), grad.dtype)
+    if not len(indices) or not len(sum_indices):
         return out
-    return pick(a_indices), pick(b_indices)
+    rows = np.concatenate([sum_indices, indices])
+    tags = np.concatenate([np.zeros(len(sum_indices), np.int64), np.ones(len(indices), np.int64)])
+    order = np.lexsort((tags,) + tuple(rows[:, d] for d in reversed(range(rows.shape[1]))))
+    rows, tags, order = rows[order], tags[order], order
+    matched = np.zeros(len(order), bool)
+    matched[1:] = (tags[1:] == 1) & (tags[:-1] == 0) & (rows[1:] == rows[:-1]).all(axis=1)
+    at = np.nonzero(matched)[0]
+    out[order[at] - len(sum_indices)] = grad[order[at - 1]]
+    return out
 
 
 def _reduction_axes(axes, rank):
