@@ -119,7 +119,7 @@ class BaseSession:
         if not feed_dict:
             return (), []
         tensors, values = [], []
-        for key, value in _expand_feeds(feed_dict):
+        for key, value in _expand_feeds(feed_dict.items()):
             t = self._feed_key(key)
             if isinstance(value, (Tensor, Operation)):
                 raise TypeError(f"the value of a feed cannot be a tf.Tensor (feeding {t.name} with {value.name}); "
@@ -284,10 +284,10 @@ def _remote_master(target, config):
     return factory(target, config)
 
 
-def _expand_feeds(feed_dict):
-    """The feed_dict's (key, value) pairs, a SparseTensor key (any type with a registered feed) split into its
+def _expand_feeds(items):
+    """The feed (key, value) pairs with each SparseTensor key (any type with a registered feed) split into its
     parts."""
-    for key, value in feed_dict.items():
+    for key, value in items:
         split = feed_conversion(key)
         if split is None:
             yield key, value
