@@ -118,6 +118,7 @@ def test_the_tf_sparse_names_are_the_top_level_functions():
              "softmax": tf.sparse_softmax, "concat": tf.sparse_concat, "reshape": tf.sparse_reshape,
              "retain": tf.sparse_retain, "transpose": tf.sparse_transpose, "reorder": tf.sparse_reorder,
              "fill_empty_rows": tf.sparse_fill_empty_rows, "placeholder": tf.sparse_placeholder,
+             "merge": tf.sparse_merge, "to_indicator": tf.sparse_to_indicator,
              "SparseTensor": tf.SparseTensor}
     for name, fn in pairs.items():
         assert getattr(tf.sparse, name) is fn, name

@@ -11,9 +11,11 @@ from tensorweave.ops.sparse_math_ops import sparse_tensor_dense_matmul as sparse
 from tensorweave.ops.sparse_ops import from_dense  # noqa: F401
 from tensorweave.ops.sparse_ops import sparse_concat as concat  # noqa: F401
 from tensorweave.ops.sparse_ops import sparse_fill_empty_rows as fill_empty_rows  # noqa: F401
+from tensorweave.ops.sparse_ops import sparse_merge as merge  # noqa: F401
 from tensorweave.ops.sparse_ops import sparse_placeholder as placeholder  # noqa: F401
 from tensorweave.ops.sparse_ops import sparse_reorder as reorder  # noqa: F401
 from tensorweave.ops.sparse_ops import sparse_reshape as reshape  # noqa: F401
 from tensorweave.ops.sparse_ops import sparse_retain as retain  # noqa: F401
 from tensorweave.ops.sparse_ops import sparse_tensor_to_dense as to_dense  # noqa: F401
+from tensorweave.ops.sparse_ops import sparse_to_indicator as to_indicator  # noqa: F401
 from tensorweave.ops.sparse_ops import sparse_transpose as transpose  # noqa: F401

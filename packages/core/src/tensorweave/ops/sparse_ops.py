@@ -14,14 +14,15 @@ from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape
 from tensorweave.ops import (
-    array_ops, comparison_ops, concat_split_ops, gather_ops, range_ops, reduction_ops, segment_ops, shape_ops,
-    transpose_ops,
+    array_ops, comparison_ops, concat_split_ops, fill_ops, gather_ops, range_ops, reduction_ops, segment_ops,
+    shape_ops, transpose_ops, unary_math_ops,
 )
 
 DEFS = OpDefList()
 
 __all__ = ["sparse_placeholder", "sparse_tensor_to_dense", "sparse_to_dense", "sparse_concat", "sparse_reshape",
-           "sparse_reorder", "sparse_retain", "sparse_transpose", "sparse_fill_empty_rows"]
+           "sparse_reorder", "sparse_retain", "sparse_transpose", "sparse_fill_empty_rows", "sparse_merge",
+           "sparse_to_indicator"]
 
 SPARSE_TO_DENSE = DEFS.define(
     "SparseToDense", inputs=["sparse_indices: Tindices", "output_shape: Tindices", "sparse_values: T",
@@ -250,6 +251,35 @@ def sparse_fill_empty_rows(sp_input, default_value, name=None):
                                                                  sp_input.dense_shape, default],
                                          name=name or "SparseFillEmptyRows")
     return SparseTensor(indices, values, sp_input.dense_shape, static_shape=sp_input.get_shape()), empty
+
+
+def sparse_merge(sp_ids, sp_values, vocab_size, name=None, already_sorted=False):
+    """Moves ``sp_values``' entries to the column their id in ``sp_ids`` names: the last dimension becomes
+    ``vocab_size`` (with lists of ids and sizes, one new dimension each). The classic sparse feature layout
+    (ids and weights of one example's features) turned into a [batch, vocab_size] SparseTensor."""
+    several = isinstance(sp_ids, (list, tuple))
+    sp_ids = [_sparse(s) for s in (sp_ids if several else [sp_ids])]
+    sizes = vocab_size if isinstance(vocab_size, (list, tuple)) else [vocab_size]
+    if len(sizes) != len(sp_ids):
+        raise ValueError(f"sparse_merge: {len(sp_ids)} sp_ids need as many vocab sizes, got {len(sizes)}")
+    sp_values = _sparse(sp_values)
+    with name_scope(name or "SparseMerge"):
+        ids = [shape_ops.expand_dims(unary_math_ops.cast(s.values, dtypes.int64), 1) for s in sp_ids]
+        indices = concat_split_ops.concat([sp_values.indices[:, :-1]] + ids, 1)
+        sizes = [shape_ops.reshape(convert_to_tensor(v, dtype=dtypes.int64), [1]) for v in sizes]
+        dense_shape = concat_split_ops.concat([sp_values.dense_shape[:-1]] + sizes, 0)
+        merged = SparseTensor(indices, sp_values.values, dense_shape)
+        return merged if already_sorted else sparse_reorder(merged)
+
+
+def sparse_to_indicator(sp_input, vocab_size, name=None):
+    """A dense bool [..., vocab_size] tensor: True at each row's ids (the values of the int SparseTensor
+    ``sp_input``), repeated ids allowed."""
+    sp_input = _sparse(sp_input)
+    with name_scope(name or "SparseToIndicator"):
+        flags = fill_ops.fill(shape_ops.expand_dims(shape_ops.shape(sp_input.indices)[0], 0), True)
+        merged = sparse_merge(sp_input, SparseTensor(sp_input.indices, flags, sp_input.dense_shape), vocab_size)
+        return sparse_tensor_to_dense(merged, default_value=False, validate_indices=False)
 
 
 def from_dense(tensor, name=None):
