@@ -295,3 +295,29 @@ BY_FRAMES = {
     "Exit": "every case's tf.while_loop frame leaves through Exit",
     "NextIteration": "every case's tf.while_loop frame carries its loop variables through NextIteration",
 }
+
+# ---- sparse tensors: the values (and dense operands) are the float inputs; indices and shapes are constants
+SP_IDX, SP_SHAPE = [[0, 1], [0, 3], [2, 0], [2, 2]], [3, 4]
+
+
+def _sp(values, indices=SP_IDX, shape=SP_SHAPE):
+    return tf.SparseTensor(indices, values, shape)
+
+
+def _sparse_matmuls(v, b):
+    a = _sp(v)
+    return [tf.sparse_tensor_dense_matmul(a, b), tf.sparse_tensor_dense_matmul(a, tf.transpose(b), adjoint_b=True),
+            tf.sparse_tensor_dense_matmul(tf.sparse_transpose(a), b * b, adjoint_a=True)]
+
+
+CASES.update({
+    "SparseToDense": Case([(3,), ()], lambda v, d: tf.sparse_to_dense([[0, 1], [1, 0], [2, 2]], [3, 3], v, d)),
+    "SparseTensorDenseMatMul": Case([(4,), (4, 2)], _sparse_matmuls),
+    "SparseTensorDenseAdd": Case([(4,), (3, 4)], lambda v, d: tf.sparse_add(_sp(v), d)),
+    "SparseAdd": Case([(4,), (3,)], lambda a, b: tf.sparse_add(_sp(a), _sp(b, [[0, 1], [1, 1], [2, 2]])).values),
+    "SparseReduceSum": Case([(4,)], lambda v: [tf.sparse_reduce_sum(_sp(v), 1),
+                                               tf.sparse_reduce_sum(_sp(v), 0, keepdims=True)]),
+    "SparseSoftmax": Case([(4,)], lambda v: tf.sparse_softmax(_sp(v)).values),
+    "SparseReorder": Case([(3,)], lambda v: tf.sparse_reorder(_sp(v, [[2, 0], [0, 3], [0, 1]])).values),
+    "SparseFillEmptyRows": Case([(4,), ()], lambda v, d: tf.sparse_fill_empty_rows(_sp(v), d)[0].values),
+})

@@ -40,6 +40,7 @@ from tensorweave.ops.concat_split_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.cond import *  # noqa: E402,F401,F403
 from tensorweave.ops.control_flow_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.cumulative_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.custom_gradient import *  # noqa: E402,F401,F403
 from tensorweave.ops.data_flow_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.decode_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.dynamic_partition_ops import *  # noqa: E402,F401,F403
@@ -66,12 +67,16 @@ from tensorweave.ops.parsing_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.random_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.range_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.reduction_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.script_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.segment_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.shape_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.slicing_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.sort_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.sparse_math_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.sparse_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.special_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.state_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.string_split_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_array_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_operators import *  # noqa: E402,F401,F403
 from tensorweave.ops.transpose_ops import *  # noqa: E402,F401,F403
@@ -88,7 +93,8 @@ from tensorweave.runtime.config import (  # noqa: E402,F401
 from tensorweave.runtime.session import InteractiveSession, Session  # noqa: E402,F401
 
 from tensorweave import (  # noqa: E402,F401
-    compat, data, debugging, extension, image, layers, linalg, losses, math, nn, queue, random, test, train,
+    compat, data, debugging, extension, image, layers, linalg, losses, math, nn, queue, random, sparse, test,
+    train,
 )
 
 from tensorweave import app, examples, flags, gfile, io, logging, python_io  # noqa: E402,F401

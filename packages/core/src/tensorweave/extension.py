@@ -98,6 +98,7 @@ def __getattr__(name):
         "framework_protos": ("tensorweave.protos.framework", None),
         "summary_protos": ("tensorweave.protos.summary", None),
         "records": ("tensorweave.records", None),
+        "call_py_func": ("tensorweave.ops.script_ops", "call_py_func"),
         "record_format": ("tensorweave.records.format", None),
     }
     lazy.update({rule: (module, rule) for module, rules in _KERNEL_RULES.items() for rule in rules})

@@ -45,6 +45,9 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.image_resize",
     "tensorweave_cpu.kernels.image_color",
     "tensorweave_cpu.kernels.image_codecs",
+    "tensorweave_cpu.kernels.script",
+    "tensorweave_cpu.kernels.sparse",
+    "tensorweave_cpu.kernels.string_split",
     "tensorweave_cpu.kernels.native",
 )
 

@@ -60,5 +60,13 @@ HOST_OPS = {
     "LinSpace": "a short sequence computed once from host scalars (usually folded while building); copied over",
     "_FusedElementwise": ("made by the elementwise-fusion pass only for device types that have a fused kernel; "
                           "GPU ops run unfused"),
+    **dict.fromkeys(["PyFunc", "PyFuncStateless"],
+                    "calls a Python function on host numpy arrays while holding the GIL (CPU-only in TF as well)"),
+    **dict.fromkeys(["SparseToDense", "SparseTensorDenseMatMul", "SparseTensorDenseAdd", "SparseAdd", "SparseAddGrad",
+                     "SparseReduceSum", "SparseReduceSumSparse", "SparseSoftmax", "SparseConcat", "SparseReshape",
+                     "SparseReorder", "SparseFillEmptyRows", "SparseFillEmptyRowsGrad"],
+                    "sparse-tensor kernels sort and merge index rows with numpy's set routines on the host; their "
+                    "dense results are copied to the GPU that consumes them"),
+    "StringSplit": _IO,
 }
 """op type -> why it stays on the host."""

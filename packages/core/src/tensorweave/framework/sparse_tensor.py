@@ -1,6 +1,7 @@
 """SparseTensor: a tensor given by the ``indices`` of its non-default entries, their ``values`` and its
-``dense_shape`` (three dense tensors), as TF1 has it; fetched as a SparseTensorValue. What parsing a
-VarLenFeature returns; the sparse ops that consume it are yet to come."""
+``dense_shape`` (three dense tensors), as TF1 has it; fetched as a SparseTensorValue and fed with one (or an
+``(indices, values, dense_shape)`` tuple), part by part. The ops on it are in ops/sparse_ops.py and
+ops/sparse_math_ops.py."""
 
 import collections
 
@@ -23,7 +24,8 @@ class SparseTensor:
             return sparse_tensor_value
         return cls(*sparse_tensor_value)
 
-    def __init__(self, indices, values, dense_shape):
+    def __init__(self, indices, values, dense_shape, static_shape=None):
+        self._static_shape = tensor_shape.TensorShape(static_shape)
         self._indices = convert_to_tensor(indices, dtype=dtypes.int64, name="indices")
         self._values = convert_to_tensor(values, name="values")
         self._dense_shape = convert_to_tensor(dense_shape, dtype=dtypes.int64, name="dense_shape")
@@ -40,7 +42,7 @@ class SparseTensor:
 
     def get_shape(self):
         """The static shape of the dense tensor (what is known of ``dense_shape`` before running)."""
-        return constant_value_as_shape(self._dense_shape)
+        return constant_value_as_shape(self._dense_shape).merge_with(self._static_shape)
 
     @property
     def shape(self):
@@ -53,5 +55,16 @@ class SparseTensor:
         return f"SparseTensor(indices={self._indices}, values={self._values}, dense_shape={self._dense_shape})"
 
 
+def _feed_parts(sparse, value):
+    """TF1's feed of a SparseTensor: a SparseTensorValue or an (indices, values, dense_shape) tuple."""
+    if isinstance(value, SparseTensor):
+        raise TypeError(f"the value of a feed cannot be a tf.SparseTensor (feeding {sparse!r}); feed a "
+                        f"tf.SparseTensorValue or an (indices, values, dense_shape) tuple")
+    if not isinstance(value, (tuple, list)) or len(value) != 3:
+        raise TypeError(f"a SparseTensor is fed with a tf.SparseTensorValue or an (indices, values, dense_shape) "
+                        f"tuple, got {type(value).__name__} {value!r:.80}")
+    return list(zip([sparse.indices, sparse.values, sparse.dense_shape], value))
+
+
 register_fetch_conversion(SparseTensor, lambda s: [s.indices, s.values, s.dense_shape],
-                          lambda v: SparseTensorValue(*v))
+                          lambda v: SparseTensorValue(*v), feed=_feed_parts)

@@ -22,20 +22,30 @@ def register_tensor_conversion_function(base_type, conversion_func, priority=100
     _conversion_functions.sort(key=lambda e: e[2])
 
 
-_fetch_conversions = []  # (type, expand(obj) -> list of fetchable elements, combine(values) -> result)
+_fetch_conversions = []  # (type, expand(obj) -> list of fetchable elements, combine(values) -> result, feed)
 
 
-def register_fetch_conversion(cls, expand, combine):
+def register_fetch_conversion(cls, expand, combine, feed=None):
     """Lets ``Session.run`` fetch ``cls`` objects (IndexedSlices, SparseTensor, ...) element-wise: ``expand(obj)``
-    lists the graph elements to fetch, ``combine(values)`` builds the fetched result from their values."""
-    _fetch_conversions.append((cls, expand, combine))
+    lists the graph elements to fetch, ``combine(values)`` builds the fetched result from their values. With
+    ``feed(obj, value) -> [(tensor, part of value), ...]`` such objects are feed_dict keys too (TF1's
+    ``register_session_run_conversion_functions``)."""
+    _fetch_conversions.append((cls, expand, combine, feed))
 
 
 def fetch_conversion(obj):
     """(expand, combine) registered for ``obj``'s type, or None."""
-    for cls, expand, combine in _fetch_conversions:
+    for cls, expand, combine, _ in _fetch_conversions:
         if isinstance(obj, cls):
             return expand, combine
+    return None
+
+
+def feed_conversion(obj):
+    """``feed(obj, value)`` registered for ``obj``'s type, or None."""
+    for cls, _, _, feed in _fetch_conversions:
+        if feed is not None and isinstance(obj, cls):
+            return feed
     return None
 
 

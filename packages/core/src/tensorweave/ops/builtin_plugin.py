@@ -55,6 +55,10 @@ OP_MODULES = (
     "tensorweave.ops.image_resize_ops",
     "tensorweave.ops.image_color_ops",
     "tensorweave.ops.image_codec_ops",
+    "tensorweave.ops.script_ops",
+    "tensorweave.ops.sparse_ops",
+    "tensorweave.ops.sparse_math_ops",
+    "tensorweave.ops.string_split_ops",
 )
 
 

@@ -10,11 +10,11 @@ from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import (
-    clip_ops, comparison_ops, concat_split_ops, dynamic_partition_ops, gather_ops, math_ops, range_ops, shape_ops,
-    unary_math_ops,
+    clip_ops, comparison_ops, concat_split_ops, dynamic_partition_ops, fill_ops, gather_ops, mask_ops, math_ops,
+    range_ops, segment_ops, shape_ops, unary_math_ops,
 )
 
-__all__ = ["embedding_lookup"]
+__all__ = ["embedding_lookup", "embedding_lookup_sparse"]
 
 
 def _gather(params, ids):
@@ -105,3 +105,37 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
         result = shape_ops.reshape(merged, out_shape)
         result.set_shape(ids.shape.concatenate(element_shape))
         return _clip_rows(result, ids, max_norm)
+
+
+_COMBINERS = ("sum", "mean", "sqrtn")
+
+
+def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy="mod", name=None, combiner=None,
+                            max_norm=None):
+    """One combined embedding per row of the SparseTensor ``sp_ids`` [batch, ids]: the ``combiner`` ("sum",
+    "mean" -- the default -- or "sqrtn") of the looked-up rows, weighted by ``sp_weights`` (same indices) when
+    given. As TF1, the result has a row per row up to the last one with ids (rows without ids in between are
+    zero); the gradient to ``params`` is IndexedSlices of the rows looked up."""
+    combiner = "mean" if combiner is None else combiner
+    if combiner not in _COMBINERS:
+        raise ValueError(f"combiner must be one of {_COMBINERS}, got {combiner!r}")
+    with graph_mod.name_scope(name or "embedding_lookup_sparse"):
+        segment_ids = unary_math_ops.cast(sp_ids.indices[:, 0], dtypes.int32)
+        ids, idx = mask_ops.unique(sp_ids.values)
+        embeddings = gather_ops.gather(
+            embedding_lookup(params, ids, partition_strategy=partition_strategy, max_norm=max_norm), idx)
+        if sp_weights is None:
+            weights = fill_ops.ones_like(unary_math_ops.cast(sp_ids.values, embeddings.dtype))
+        else:
+            weights = unary_math_ops.cast(sp_weights.values, embeddings.dtype)
+        ones = fill_ops.ones(shape_ops.expand_dims(shape_ops.rank(embeddings) - 1, 0), dtype=dtypes.int32)
+        weights = shape_ops.reshape(weights, concat_split_ops.concat([shape_ops.shape(weights), ones], 0))
+        total = segment_ops.segment_sum(embeddings * weights, segment_ids)
+        if combiner == "sum":
+            return total
+        scale = segment_ops.segment_sum(weights if combiner == "mean" else weights * weights, segment_ids)
+        if combiner == "sqrtn":
+            scale = unary_math_ops.sqrt(scale)
+        nonzero = comparison_ops.not_equal(scale, 0)
+        safe = comparison_ops.where_v2(nonzero, scale, fill_ops.ones_like(scale))
+        return comparison_ops.where_v2(nonzero, total / safe, fill_ops.zeros_like(total))  # empty rows give 0, as TF

@@ -41,8 +41,10 @@ class RegisterGradient:
         self._op_type = op_type
 
     def __call__(self, fn):
-        if self._op_type in _named_gradients:
-            raise KeyError(f"a gradient named {self._op_type!r} is already registered")
+        if self._op_type in _named_gradients or _defined_gradient(self._op_type):
+            raise KeyError(f"a gradient named {self._op_type!r} is already registered (TF1 refuses a second one "
+                           f"too); register yours under a new name and select it for ops of that type with "
+                           f"graph.gradient_override_map({{{self._op_type!r}: 'NewName'}})")
         _named_gradients[self._op_type] = fn
         _give_op(self._op_type, fn)
         return fn
@@ -56,6 +58,14 @@ def NotDifferentiable(op_type):  # noqa: N802 - TF's name
 
 NoGradient = NotDifferentiable
 no_gradient = NotDifferentiable
+
+
+def _defined_gradient(op_type):
+    """Whether ``op_type`` is a registered op whose definition has a gradient (NotDifferentiable counts)."""
+    try:
+        return get_op_def(op_type).grad is not None
+    except LookupError:
+        return False
 
 
 def _give_op(op_type, grad):

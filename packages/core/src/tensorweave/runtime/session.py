@@ -11,6 +11,7 @@ from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.default_session import default_session
 from tensorweave.framework.operation import Operation
 from tensorweave.framework.registry import get_registries
+from tensorweave.framework.tensor_conversion import feed_conversion, fetch_conversion
 from tensorweave.framework.tensor import Tensor
 from tensorweave.runtime import device_mgr as device_mgr_mod
 from tensorweave.runtime.config import ConfigProto, RunOptions
@@ -89,14 +90,18 @@ class BaseSession:
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function taking the feeds in ``feed_list`` order and returning the fetches (no re-analysis)."""
         fetch_plan = FetchPlan(self._graph, fetches)
-        feed_tensors = [self._feed_key(k) for k in (feed_list or [])]
+        keys = [(k, feed_conversion(k)) for k in (feed_list or [])]
+        feed_tensors = [self._feed_key(t) for k, split in keys
+                        for t in ([k] if split is None else fetch_conversion(k)[0](k))]
         plan = self._get_plan(fetch_plan.tensors, fetch_plan.targets, feed_tensors)
         checks = [_feed_checker(t) for t in feed_tensors]
 
         def run_callable(*args, options=None, run_metadata=None):
-            if len(args) != len(checks):
-                raise TypeError(f"this callable takes {len(checks)} feed values, got {len(args)}")
-            feeds = [check(v) for check, v in zip(checks, args)]
+            if len(args) != len(keys):
+                raise TypeError(f"this callable takes {len(keys)} feed values, got {len(args)}")
+            values = [part for (k, split), v in zip(keys, args)
+                      for part in ([v] if split is None else [value for _, value in split(k, v)])]
+            feeds = [check(v) for check, v in zip(checks, values)]
             return fetch_plan.build(self._execute(plan, feeds, options, run_metadata))
 
         return run_callable
@@ -114,7 +119,7 @@ class BaseSession:
         if not feed_dict:
             return (), []
         tensors, values = [], []
-        for key, value in flat_feed_items(feed_dict):
+        for key, value in _expand_feeds(flat_feed_items(feed_dict)):
             t = self._feed_key(key)
             if isinstance(value, (Tensor, Operation)):
                 raise TypeError(f"the value of a feed cannot be a tf.Tensor (feeding {t.name} with {value.name}); "
@@ -277,6 +282,17 @@ def _remote_master(target, config):
             f"(shared in this process), or install the distributed package (pip install tensorweave[distributed]) "
             f"for 'mpi://' targets."))
     return factory(target, config)
+
+
+def _expand_feeds(items):
+    """The feed (key, value) pairs with each SparseTensor key (any type with a registered feed) split into its
+    parts."""
+    for key, value in items:
+        split = feed_conversion(key)
+        if split is None:
+            yield key, value
+        else:
+            yield from split(key, value)
 
 
 def _feed_checker(tensor):

@@ -1,0 +1,21 @@
+"""``tf.sparse``: the sparse-tensor ops under TF 1.15's short names (``tf.sparse.to_dense`` is
+``tf.sparse_tensor_to_dense``, ``tf.sparse.matmul`` is ``tf.sparse_tensor_dense_matmul``, ...)."""
+
+from tensorweave.framework.sparse_tensor import SparseTensor  # noqa: F401
+from tensorweave.ops.sparse_math_ops import sparse_add as add  # noqa: F401
+from tensorweave.ops.sparse_math_ops import sparse_reduce_sum as reduce_sum  # noqa: F401
+from tensorweave.ops.sparse_math_ops import sparse_reduce_sum_sparse as reduce_sum_sparse  # noqa: F401
+from tensorweave.ops.sparse_math_ops import sparse_softmax as softmax  # noqa: F401
+from tensorweave.ops.sparse_math_ops import sparse_tensor_dense_matmul as matmul  # noqa: F401
+from tensorweave.ops.sparse_math_ops import sparse_tensor_dense_matmul as sparse_dense_matmul  # noqa: F401
+from tensorweave.ops.sparse_ops import from_dense  # noqa: F401
+from tensorweave.ops.sparse_ops import sparse_concat as concat  # noqa: F401
+from tensorweave.ops.sparse_ops import sparse_fill_empty_rows as fill_empty_rows  # noqa: F401
+from tensorweave.ops.sparse_ops import sparse_merge as merge  # noqa: F401
+from tensorweave.ops.sparse_ops import sparse_placeholder as placeholder  # noqa: F401
+from tensorweave.ops.sparse_ops import sparse_reorder as reorder  # noqa: F401
+from tensorweave.ops.sparse_ops import sparse_reshape as reshape  # noqa: F401
+from tensorweave.ops.sparse_ops import sparse_retain as retain  # noqa: F401
+from tensorweave.ops.sparse_ops import sparse_tensor_to_dense as to_dense  # noqa: F401
+from tensorweave.ops.sparse_ops import sparse_to_indicator as to_indicator  # noqa: F401
+from tensorweave.ops.sparse_ops import sparse_transpose as transpose  # noqa: F401
