@@ -47,3 +47,29 @@ def test_metric_matches_tf1(name):
 
 def test_every_program_has_reference_values():
     assert sorted(PROGRAMS) == sorted(CASES)
+
+
+def test_bad_arguments_say_what_to_change():
+    with tf.Graph().as_default():
+        labels, predictions = tf.placeholder(tf.int64, [4]), tf.placeholder(tf.float32, [4])
+        with pytest.raises(ValueError, match="Curve must be either ROC or PR"):
+            tf.metrics.auc(labels, predictions, curve="roc")
+        with pytest.raises(ValueError, match="summation_method"):
+            tf.metrics.auc(labels, predictions, summation_method="simpson")
+        with pytest.raises(ValueError, match="metrics_collections must be a list"):
+            tf.metrics.mean(predictions, metrics_collections="m")
+        with pytest.raises(ValueError, match="do not match labels"):
+            tf.metrics.accuracy(labels, tf.placeholder(tf.int64, [5]))
+        with pytest.raises(ValueError, match="cannot be broadcast"):
+            tf.metrics.mean(tf.placeholder(tf.float32, [4, 3]), weights=tf.placeholder(tf.float32, [4, 2]))
+
+
+def test_auc_refuses_predictions_outside_0_1_when_it_runs():
+    with tf.Graph().as_default():
+        labels, predictions = tf.placeholder(tf.int64, [None]), tf.placeholder(tf.float32, [None])
+        _, update = tf.metrics.auc(labels, predictions)
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"predictions must be in \[0, 1\]"):
+                sess.run(update, {labels: [0, 1], predictions: [0.5, 1.5]})
+
