@@ -17,6 +17,7 @@ from tensorweave.train.input import *  # noqa: F401,F403
 from tensorweave.train.learning_rate_decay import *  # noqa: F401,F403
 from tensorweave.train.meta_graph import *  # noqa: F401,F403
 from tensorweave.train.momentum import *  # noqa: F401,F403
+from tensorweave.train.moving_averages import *  # noqa: F401,F403
 from tensorweave.train.monitored_session import *  # noqa: F401,F403
 from tensorweave.train.optimizer import *  # noqa: F401,F403
 from tensorweave.train.queue_runner import *  # noqa: F401,F403
