@@ -165,7 +165,7 @@ def _sparse_adam(arrays, scalars, summed, rows, inner):
     step(m, v, scalars["beta1_power"], scalars["beta2_power"], scalars["lr"], scalars["epsilon"], var)
 
 
-for _optimizer in UPDATES:
+for _optimizer in FORMULAS:  # updates without a formula here have CPU kernels only, so they are placed there
     for _sparse in (False, True):
         KERNELS.add(f"Resource{'Sparse' if _sparse else ''}Apply{_optimizer}", build=_kernel(_optimizer, _sparse),
                     dtypes=list(cc.FLOATS))
