@@ -33,6 +33,7 @@ from tensorweave.train.session_run_hook import *  # noqa: F401,F403
 from tensorweave.train.summary_iterator import *  # noqa: F401,F403
 from tensorweave.train.sync_replicas_optimizer import *  # noqa: F401,F403
 from tensorweave.train.training_util import *  # noqa: F401,F403
+from tensorweave.train.warm_starting import *  # noqa: F401,F403
 
 
 def __getattr__(name):
