@@ -11,3 +11,4 @@ from tensorweave.metrics.counts import *  # noqa: F401,F403
 from tensorweave.metrics.curves import *  # noqa: F401,F403
 from tensorweave.metrics.iou import *  # noqa: F401,F403
 from tensorweave.metrics.means import *  # noqa: F401,F403
+from tensorweave.metrics.operating_points import *  # noqa: F401,F403

@@ -1,5 +1,5 @@
 """Running means: ``mean``, ``mean_tensor``, ``accuracy``, ``percentage_below``, ``mean_per_class_accuracy`` and
-the regression errors, as TF 1.15 computes them (a total and a count in local variables)."""
+the regression errors and distances, as TF 1.15 computes them (a total and a count in local variables)."""
 
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod
@@ -11,9 +11,10 @@ from tensorweave.ops import (
     comparison_ops, fill_ops, math_ops, reduction_ops, shape_ops, state_ops, unary_math_ops,
     variable_scope, weights_broadcast_ops,
 )
+from tensorweave.ops.confusion_matrix_ops import remove_squeezable_dimensions
 
-__all__ = ["accuracy", "mean", "mean_absolute_error", "mean_per_class_accuracy", "mean_squared_error",
-           "mean_tensor", "percentage_below", "root_mean_squared_error"]
+__all__ = ["accuracy", "mean", "mean_absolute_error", "mean_cosine_distance", "mean_per_class_accuracy",
+           "mean_relative_error", "mean_squared_error", "mean_tensor", "percentage_below", "root_mean_squared_error"]
 
 
 def _ratio(total, count, name):
@@ -142,3 +143,27 @@ def mean_per_class_accuracy(labels, predictions, num_classes, weights=None, metr
         value = reduction_ops.reduce_mean(_ratio(count, total, None), name="mean_accuracy")
         update = _ratio(update_count, update_total, "update_op")
         return _finish(value, update, metrics_collections, updates_collections)
+
+
+def mean_relative_error(labels, predictions, normalizer, weights=None, metrics_collections=None,
+                        updates_collections=None, name=None):
+    """The mean of |labels - predictions| / normalizer (0 where the normalizer is 0)."""
+    predictions, labels, weights = squeeze_or_expand(predictions, labels, weights)
+    normalizer, predictions = remove_squeezable_dimensions(normalizer, predictions)
+    if not predictions.shape.is_compatible_with(normalizer.shape):
+        raise ValueError(f"predictions of shape {predictions.shape} do not match normalizer of shape "
+                         f"{normalizer.shape}")
+    relative = comparison_ops.where(comparison_ops.equal(normalizer, 0.0), fill_ops.zeros_like(labels),
+                                    math_ops.divide(unary_math_ops.abs(labels - predictions), normalizer))
+    return mean(relative, weights, metrics_collections, updates_collections, name or "mean_relative_error")
+
+
+def mean_cosine_distance(labels, predictions, dim, weights=None, metrics_collections=None, updates_collections=None,
+                         name=None):
+    """1 - the mean of sum(labels * predictions) over ``dim`` (labels and predictions unit-normalized)."""
+    check_collections(metrics_collections, updates_collections)
+    predictions, labels, weights = squeeze_or_expand(predictions, labels, weights)
+    radial = reduction_ops.reduce_sum(math_ops.multiply(predictions, labels), axis=[dim], keepdims=True)
+    distance, update = mean(radial, weights, None, None, name or "mean_cosine_distance")
+    return _finish(math_ops.subtract(1.0, distance), math_ops.subtract(1.0, update), metrics_collections,
+                   updates_collections)
