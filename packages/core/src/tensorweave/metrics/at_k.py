@@ -10,11 +10,12 @@ from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.metrics.metric_variables import add_to_collections, check_collections, metric_variable
 from tensorweave.ops import (
-    comparison_ops, fill_ops, gather_ops, math_ops, range_ops, reduction_ops, shape_ops, state_ops, top_k_ops,
+    comparison_ops, cond as cond_ops, cumulative_ops, fill_ops, gather_ops, math_ops, range_ops, reduction_ops, shape_ops, state_ops, top_k_ops,
     unary_math_ops, weights_broadcast_ops,
 )
 
-__all__ = ["precision_at_k", "precision_at_top_k", "recall_at_k", "recall_at_top_k", "sparse_precision_at_k"]
+__all__ = ["average_precision_at_k", "precision_at_k", "precision_at_top_k", "recall_at_k", "recall_at_top_k",
+           "sparse_precision_at_k", "sparse_average_precision_at_k"]
 
 
 def _at_k_name(name, k=None, class_id=None):
@@ -148,3 +149,65 @@ def _from_scores(kind, at_top_k):
 precision_at_k = _from_scores("precision", precision_at_top_k)
 recall_at_k = _from_scores("recall", recall_at_top_k)
 sparse_precision_at_k = precision_at_k
+
+
+def _clean_out_of_range(labels, num_classes):
+    """Ids >= num_classes become -1 (when there are any), as TF does before average precision."""
+    def clean(values):
+        return comparison_ops.where(comparison_ops.greater_equal(values, num_classes), -fill_ops.ones_like(values),
+                                    values)
+    values = labels.values if isinstance(labels, SparseTensor) else convert_to_tensor(labels, name="labels")
+    values = unary_math_ops.cast(values, dtypes.int64)
+    values = cond_ops.cond(comparison_ops.greater_equal(reduction_ops.reduce_max(values), num_classes),
+                           lambda: clean(values), lambda: values)
+    return SparseTensor(labels.indices, values, labels.dense_shape) if isinstance(labels, SparseTensor) else values
+
+
+def _average_precision(labels, predictions_idx, k):
+    """Per row: the sum over ranks i <= k holding a label of the precision of the first i predictions, divided by
+    min(number of labels, k) (TF counts a dense row's ids >= 0, a sparse row's distinct ids)."""
+    predictions_idx = unary_math_ops.cast(predictions_idx, dtypes.int64)
+    label_ids, label_valid = _label_sets(labels, predictions_idx)
+    relevant = unary_math_ops.cast(_member_of(predictions_idx, label_ids, label_valid), dtypes.float64)
+    hits = cumulative_ops.cumsum(relevant, axis=-1)
+    ranks = cumulative_ops.cumsum(fill_ops.ones_like(relevant), axis=-1)
+    precision_sum = reduction_ops.reduce_sum(math_ops.div(hits, ranks) * relevant, -1)
+    counted = _distinct(label_ids, label_valid) if isinstance(labels, SparseTensor) else \
+        comparison_ops.logical_and(label_valid, comparison_ops.greater_equal(label_ids, 0))
+    num_relevant = math_ops.minimum(unary_math_ops.cast(reduction_ops.reduce_sum(
+        unary_math_ops.cast(counted, dtypes.int64), -1), dtypes.float64), float(k))
+    return math_ops.div(precision_sum, num_relevant)
+
+
+def average_precision_at_k(labels, predictions, k, weights=None, metrics_collections=None, updates_collections=None,
+                           name=None):
+    """The mean average precision of the top ``k`` predictions: variables ``average_precision_at_<k>/total`` and
+    ``/max`` (float64; the weights' sum, or the number of rows)."""
+    check_collections(metrics_collections, updates_collections)
+    if k < 1:
+        raise ValueError(f"Invalid k={k}.")
+    with graph_mod.name_scope(name, _at_k_name("average_precision", k), (predictions, labels, weights)):
+        predictions = convert_to_tensor(predictions, name="predictions")
+        _, predictions_idx = top_k_ops.top_k(predictions, k)
+        num_classes = unary_math_ops.cast(shape_ops.shape(predictions)[-1], dtypes.int64)
+        average = _average_precision(_clean_out_of_range(labels, num_classes), predictions_idx, k)
+        if weights is None:
+            batch_max = unary_math_ops.cast(shape_ops.size(average), dtypes.float64)
+        else:
+            weights = weights_broadcast_ops.broadcast_weights(unary_math_ops.cast(weights, dtypes.float64),
+                                                              average)
+            average = math_ops.multiply(average, weights)
+            batch_max = reduction_ops.reduce_sum(weights)
+        with graph_mod.name_scope(None, "max") as max_scope:
+            max_var = metric_variable([], dtypes.float64, name=max_scope)
+        with graph_mod.name_scope(None, "total") as total_scope:
+            total_var = metric_variable([], dtypes.float64, name=total_scope)
+        value = math_ops.div_no_nan(total_var, max_var, name="mean")
+        update = math_ops.div_no_nan(state_ops.assign_add(total_var, reduction_ops.reduce_sum(average)),
+                                     state_ops.assign_add(max_var, batch_max), name="update")
+        add_to_collections(metrics_collections, value)
+        add_to_collections(updates_collections, update)
+        return value, update
+
+
+sparse_average_precision_at_k = average_precision_at_k
