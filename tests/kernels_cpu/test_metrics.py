@@ -73,3 +73,26 @@ def test_auc_refuses_predictions_outside_0_1_when_it_runs():
             with pytest.raises(tf.errors.InvalidArgumentError, match=r"predictions must be in \[0, 1\]"):
                 sess.run(update, {labels: [0, 1], predictions: [0.5, 1.5]})
 
+
+
+def test_an_evaluation_loop_as_tf1_programs_write_it(tmp_path):
+    """Accuracy of argmax predictions accumulated over batches in a MonitoredSession (whose scaffold runs the local
+    initializer), then read once; a Saver leaves the metric variables out of the checkpoint."""
+    rng = np.random.RandomState(3)
+    batches = [(rng.normal(size=(5, 4)).astype(np.float32), rng.randint(0, 4, 5)) for _ in range(4)]
+    with tf.Graph().as_default():
+        logits, labels = tf.placeholder(tf.float32, [None, 4]), tf.placeholder(tf.int64, [None])
+        weights = tf.Variable(np.eye(4, dtype=np.float32), name="weights")
+        predictions = tf.argmax(tf.matmul(logits, weights), 1)
+        accuracy, update = tf.metrics.accuracy(labels=labels, predictions=predictions)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            path = tf.train.Saver().save(sess, str(tmp_path / "model"))
+        with tf.train.MonitoredSession() as sess:
+            for x, y in batches:
+                sess.run(update, {logits: x, labels: y})
+            got = sess.run(accuracy)
+    want = np.mean(np.concatenate([np.argmax(x, 1) == y for x, y in batches]))
+    assert got == pytest.approx(want)
+    assert [name for name, _ in tf.train.list_variables(path)] == ["weights"]
+
