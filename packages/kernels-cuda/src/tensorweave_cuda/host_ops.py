@@ -46,11 +46,6 @@ HOST_OPS = {
     **dict.fromkeys(["DecodeJpeg", "DecodePng", "DecodeGif", "DecodeBmp", "DecodeImage", "EncodeJpeg", "EncodePng"],
                     "image codecs run in host libraries (libjpeg-turbo, zlib) on encoded strings; the decoded "
                     "pixels are copied to the GPU"),
-    **dict.fromkeys([f"Resource{sparse}Apply{update}" for sparse in ("", "Sparse")
-                     for update in ("Adadelta", "Ftrl", "FtrlV2", "ProximalAdagrad", "ProximalGradientDescent",
-                                    "AdagradDA")],
-                    "an optimizer update with no CUDA formula here yet (kernels/training.FORMULAS): it runs on the "
-                    "CPU kernels, and the placer puts the variable and slots it updates on the CPU with it"),
     "_FusedElementwise": ("made by the elementwise-fusion pass only for device types that have a fused kernel; "
                           "GPU ops run unfused"),
 }
