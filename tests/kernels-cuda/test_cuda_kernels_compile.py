@@ -117,7 +117,7 @@ def _harness(in_params, out_params, operation, ctype):
 
 def _kernels():
     found = []
-    for optimizer in training.UPDATES:
+    for optimizer in training.FORMULAS:  # updates without a formula have CPU kernels only
         for sparse in (False, True):
             found.append(training._dense_kernel(optimizer, sparse))
     found.append(("Adam_moment_rows", training.sparse_params(["m", "v"], ["beta1", "beta2", "grad"], (),

@@ -189,7 +189,8 @@ def test_convolution_and_its_gradients_match_the_cpu(cp, dtype, data_format, dil
 
 # ---- optimizer updates -------------------------------------------------------------------------------------------------
 SCALARS = {"alpha": 0.1, "lr": 0.05, "momentum": 0.9, "beta1_power": 0.81, "beta2_power": 0.998, "beta1": 0.9,
-           "beta2": 0.999, "epsilon": 1e-3, "rho": 0.9}
+           "beta2": 0.999, "epsilon": 1e-3, "rho": 0.9, "l1": 0.05, "l2": 0.1, "l2_shrinkage": 0.07, "lr_power": -0.5,
+           "global_step": 3}
 
 
 def _apply(module, xp, optimizer, sparse, dtype, slots, grad, indices, options):
@@ -206,7 +207,7 @@ def _apply(module, xp, optimizer, sparse, dtype, slots, grad, indices, options):
         elif name == "indices":
             inputs.append(xp.asarray(indices))
         else:
-            inputs.append(xp.asarray(np.asarray(SCALARS[name], dtype)))
+            inputs.append(xp.asarray(np.asarray(SCALARS[name], np.int64 if name == "global_step" else dtype)))
     op_type = f"Resource{'Sparse' if sparse else ''}Apply{optimizer}"
     _run(module, op_type, xp, inputs, T=dtypes.as_dtype(dtype), use_locking=True, **options)
     return [np.asarray(v.value.get() if hasattr(v.value, "get") else v.value) for v in handles]
@@ -217,7 +218,8 @@ def _apply(module, xp, optimizer, sparse, dtype, slots, grad, indices, options):
 @pytest.mark.parametrize("optimizer,options", [
     ("GradientDescent", {}), ("Momentum", {"use_nesterov": False}), ("Momentum", {"use_nesterov": True}),
     ("Adagrad", {"update_slots": True}), ("Adagrad", {"update_slots": False}), ("Adam", {}), ("RMSProp", {}),
-    ("CenteredRMSProp", {})])
+    ("CenteredRMSProp", {}), ("Adadelta", {}), ("Ftrl", {}), ("FtrlV2", {}), ("ProximalAdagrad", {}),
+    ("ProximalGradientDescent", {}), ("AdagradDA", {})])
 def test_fused_optimizer_updates_match_the_cpu(cp, dtype, sparse, optimizer, options):
     slots = {name: (RNG.random((6, 3)) + 0.5).astype(dtype) for name in cpu_training.SLOTS}
     slots["mg"] = (slots["mg"] * 0.1).astype(dtype)  # keeps centered RMSProp's ms - mg^2 positive

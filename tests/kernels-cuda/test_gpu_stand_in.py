@@ -7,7 +7,13 @@ import pytest
 
 import tensorweave as tf
 
-from conftest import STAND_IN
+from tensorweave import plugins
+from tensorweave.extension import hookimpl
+from tensorweave_cpu.kernels import training as cpu_training
+from tensorweave_cuda.generic import retarget
+from tensorweave_cuda.plugin import gpu_kernels
+
+from conftest import STAND_IN, StandInPlugin
 from op_cases import run_variable_program
 
 ON_STAND_IN = f"/device:{STAND_IN}:0"
@@ -188,3 +194,47 @@ def test_check_numerics_runs_on_the_gpu_and_fails_with_the_cpu_message(stand_in)
         with pytest.raises(tf.errors.InvalidArgumentError, match="doubled x : Tensor had Inf and NaN values"):
             s.run(checked, {x: [np.inf, np.nan]})
     assert "CheckNumerics" in stand_in.devices[0].bound
+
+
+
+class _NoFtrlStandIn(StandInPlugin):
+    """The stand-in GPU without kernels for Ftrl's update (as a plugin's GPU may lack an op the CPU has)."""
+
+    @hookimpl
+    def tensorweave_register_kernels(self, registrar):
+        registrar.add_kernels(gpu_kernels(STAND_IN, include_cuda=False)[0])
+        registrar.add_kernels(retarget(k, STAND_IN, k.priority) for k in cpu_training.KERNELS
+                              if not k.op_type.endswith("ApplyFtrl"))
+
+
+@pytest.fixture
+def no_ftrl_stand_in():
+    plugins.reload(extra_plugins=[(_NoFtrlStandIn(), "npgpu")])
+    yield _NoFtrlStandIn
+    StandInPlugin.devices = []
+    plugins.reload()
+
+
+def test_an_update_without_a_gpu_kernel_runs_on_the_cpu_with_its_variable(no_ftrl_stand_in, capfd):
+    """An optimizer update with CPU kernels only: it and the variables and slots it updates are placed on the CPU,
+    the model's other ops on the GPU, and the numbers are the CPU's."""
+    def train(config):
+        tf.set_random_seed(5)
+        images, labels = tf.placeholder(tf.float32, [None, 64]), tf.placeholder(tf.int64, [None])
+        hidden = tf.layers.dense(images, 8, activation=tf.nn.relu, name="hidden")
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=hidden))
+        train_op = tf.train.FtrlOptimizer(0.1, l1_regularization_strength=0.01).minimize(loss)
+        rng = np.random.default_rng(1)
+        x, y = rng.standard_normal((16, 64)).astype(np.float32), rng.integers(0, 8, 16)
+        with tf.Session(config=config) as s:
+            s.run(tf.global_variables_initializer())
+            return [s.run([loss, train_op], {images: x, labels: y})[0] for _ in range(3)]
+    on_cpu = train(_config(0))
+    tf.reset_default_graph()
+    capfd.readouterr()
+    on_gpu = train(_config(1, log=True))
+    where = _placements(capfd.readouterr().err)
+    np.testing.assert_allclose(on_gpu, on_cpu, rtol=1e-6)
+    assert where["Ftrl/update_hidden/kernel/ResourceApplyFtrl"] == where["hidden/kernel"] == "CPU:0"
+    assert where["hidden/kernel/Ftrl"] == where["hidden/kernel/Ftrl_1"] == "CPU:0"
+    assert where["hidden/MatMul"] == f"{STAND_IN}:0"

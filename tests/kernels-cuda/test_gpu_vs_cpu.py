@@ -15,7 +15,9 @@ from tensorweave_cuda.plugin import gpu_kernels
 PARAMS = case_params()
 # Compared with their CPU twins in test_cuda_kernels_gpu.py, and run by the GPU training test.
 OPTIMIZER_UPDATES = {f"Resource{sparse}Apply{name}" for sparse in ("", "Sparse")
-                     for name in ("GradientDescent", "Momentum", "Adagrad", "RMSProp", "CenteredRMSProp", "Adam")}
+                     for name in ("GradientDescent", "Momentum", "Adagrad", "RMSProp", "CenteredRMSProp", "Adam",
+                                  "Adadelta", "Ftrl", "FtrlV2", "ProximalAdagrad", "ProximalGradientDescent",
+                                  "AdagradDA")}
 
 
 @requires_cuda

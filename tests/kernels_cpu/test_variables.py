@@ -268,3 +268,16 @@ def test_assign_inside_cond_runs_only_on_its_branch(sess):
     assert sess.run(v) == 0.0
     sess.run(result, {flag: True})
     assert sess.run(v) == 1.0
+
+
+def test_gather_from_an_assignment_reads_after_it():
+    """tf.gather(v.assign_add(d), i) (a sparse read of the assignment's result, as sensitivity_at_specificity's
+    update op does) waits for the assignment, as TF's _UnreadVariable.sparse_read does; it read the old rows."""
+    with tf.Graph().as_default():
+        v = tf.Variable([5.0, 6.0, 7.0])
+        rows = tf.gather(v.assign_add([1.0, 1.0, 1.0]), [1, 2])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(20):
+                assert sess.run(rows).tolist() == pytest.approx([7.0, 8.0])
+                sess.run(v.assign([5.0, 6.0, 7.0]))

@@ -37,6 +37,7 @@ from tensorweave.ops.check_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.clip_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.comparison_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.concat_split_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.confusion_matrix_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.cond import *  # noqa: E402,F401,F403
 from tensorweave.ops.control_flow_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.cumulative_ops import *  # noqa: E402,F401,F403
@@ -99,6 +100,7 @@ from tensorweave import (  # noqa: E402,F401
 
 from tensorweave import app, examples, flags, gfile, io, logging, python_io  # noqa: E402,F401
 from tensorweave.logging import get_logger  # noqa: E402,F401
+from tensorweave import metrics  # noqa: E402,F401
 
 from tensorweave import contrib  # noqa: E402,F401 - TF1's contrib: only the pieces programs still import
 

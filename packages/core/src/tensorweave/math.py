@@ -1,6 +1,7 @@
 """``tf.math``: the elementwise, reduction and comparison ops under their TF 1.13+ namespace."""
 
 from tensorweave.ops.comparison_ops import *  # noqa: F401,F403
+from tensorweave.ops.confusion_matrix_ops import *  # noqa: F401,F403
 from tensorweave.ops.cumulative_ops import *  # noqa: F401,F403
 from tensorweave.ops.grid_ops import linspace  # noqa: F401
 from tensorweave.ops.math_ops import *  # noqa: F401,F403

@@ -28,8 +28,17 @@ UPDATES = {
     "Adam": (["var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"], [], _T),
     "RMSProp": (["var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"], [], _REAL_T),
     "CenteredRMSProp": (["var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"], [], _REAL_T),
+    "Adadelta": (["var", "accum", "accum_update", "lr", "rho", "epsilon", "grad"], [], _T),
+    "Ftrl": (["var", "accum", "linear", "grad", "lr", "l1", "l2", "lr_power"], [], _REAL_T),
+    "FtrlV2": (["var", "accum", "linear", "grad", "lr", "l1", "l2", "l2_shrinkage", "lr_power"], [], _REAL_T),
+    "ProximalAdagrad": (["var", "accum", "lr", "l1", "l2", "grad"], [], _REAL_T),
+    "ProximalGradientDescent": (["var", "alpha", "l1", "l2", "delta"], [], _REAL_T),
+    "AdagradDA": (["var", "gradient_accumulator", "gradient_squared_accumulator", "grad", "lr", "l1", "l2",
+                   "global_step"], [], _REAL_T),
 }
-SLOTS = {"var", "accum", "m", "v", "ms", "mom", "mg"}
+SLOTS = {"var", "accum", "m", "v", "ms", "mom", "mg", "accum_update", "linear", "gradient_accumulator",
+         "gradient_squared_accumulator"}
+INT64_INPUTS = {"global_step"}  # AdagradDA's step count, int64 whatever the variable's dtype
 
 
 def sparse_inputs(inputs):
@@ -42,6 +51,8 @@ def sparse_inputs(inputs):
 def _spec(name):
     if name in SLOTS:
         return f"{name}: resource"
+    if name in INT64_INPUTS:
+        return f"{name}: int64"
     return "indices: Tindices" if name == "indices" else f"{name}: T"
 
 

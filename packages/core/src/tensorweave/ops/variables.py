@@ -343,6 +343,10 @@ class _UnreadVariable(Variable):
         with self.graph.control_dependencies([self._parent_op]):
             return super()._scatter(op_type, sparse_delta, name)
 
+    def sparse_read(self, indices, name=None):
+        with self.graph.control_dependencies([self._parent_op]):
+            return super().sparse_read(indices, name)
+
 
 def _slice_variable(variable, key):
     """``variable[key]``: a slice of its value that can also be assigned (``v[1:3].assign(value)``)."""

@@ -32,9 +32,10 @@ def _is_variable(value):
 
 
 def create_slot(primary, initializer, name, shape=None, dtype=None):
-    """A non-trainable variable ``<primary>/<name>`` beside ``primary``, filled by ``initializer``."""
+    """A non-trainable variable ``<primary>/<name>`` beside ``primary`` (a variable or a tensor), filled by
+    ``initializer`` (an initializer, or a tensor giving the value and shape)."""
     dtype = dtype or primary.dtype
-    shape = primary.get_shape() if shape is None else shape
+    shape = None if not callable(initializer) else primary.get_shape() if shape is None else shape
     with variable_scope.variable_scope(None, primary.op.name + "/" + name), graph_mod.colocate_with(primary):
         scope = variable_scope.get_variable_scope()
         partitioner = scope.partitioner
@@ -44,7 +45,7 @@ def create_slot(primary, initializer, name, shape=None, dtype=None):
                                                trainable=False)
         finally:
             scope.set_partitioner(partitioner)
-    info = primary._get_save_slice_info()
+    info = primary._get_save_slice_info() if _is_variable(primary) else None
     if info is not None:  # a slot of a shard saves as a slice of the slot of the whole variable
         real_name = slot.op.name[len(primary.op.name) + 1:]
         slot._set_save_slice_info(SaveSliceInfo(f"{info.full_name}/{real_name}", info.full_shape, info.var_offset,

@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from tensorweave.extension import UPDATES, KernelSet, bias_channel_axis, errors
+from tensorweave.extension import KernelSet, bias_channel_axis, errors
 
 from tensorweave_cpu.kernels.conv import check_out_backprop, conv_windows
 from tensorweave_cpu.kernels.pooling import check_grad, pool_windows
@@ -299,7 +299,7 @@ def _update_kernel(optimizer, sparse):
 
 
 if native is not None:
-    for _optimizer in UPDATES:
+    for _optimizer in _UPDATE_FUNCTIONS:  # the others run on the numpy kernels
         for _sparse in (False, True):
             KERNELS.add(f"Resource{'Sparse' if _sparse else ''}Apply{_optimizer}", build=_update_kernel(_optimizer, _sparse),
                         dtypes=_FLOATS, label=LABEL)

@@ -96,8 +96,68 @@ def _momentum_step(var, mom, lr, momentum, grad, denominator):
     var -= mom
 
 
+def adadelta(var, accum, accum_update, lr, rho, epsilon, grad):
+    accum *= rho
+    accum += grad * grad * (1 - rho)
+    update = np.sqrt(accum_update + epsilon) / np.sqrt(accum + epsilon) * grad
+    accum_update *= rho
+    accum_update += update * update * (1 - rho)
+    update *= lr
+    var -= update
+
+
+def ftrl(var, accum, linear, grad, lr, l1, l2, lr_power):
+    ftrl_v2(var, accum, linear, grad, lr, l1, l2, None, lr_power)
+
+
+def ftrl_v2(var, accum, linear, grad, lr, l1, l2, l2_shrinkage, lr_power):
+    """FTRL-proximal; V2's shrinkage adds 2 * l2_shrinkage * var to the gradient of the linear term only."""
+    shrunk = grad if l2_shrinkage is None else grad + 2 * l2_shrinkage * var
+    new_accum = accum + grad * grad
+    if lr_power == -0.5:
+        new_power, old_power = np.sqrt(new_accum), np.sqrt(accum)
+    else:
+        new_power, old_power = new_accum ** -lr_power, accum ** -lr_power
+    linear += shrunk - (new_power - old_power) / lr * var
+    quadratic = new_power / lr + 2 * l2
+    var[...] = np.where(np.abs(linear) > l1, (l1 * np.sign(linear) - linear) / quadratic, 0)
+    accum[...] = new_accum
+
+
+def _proximal_step(var, prox_var, rate, l1, l2):
+    """var = prox(prox_var): soft-threshold by rate * l1 (when l1 > 0), then shrink by 1 + rate * l2."""
+    if l1 > 0:
+        prox_var = np.sign(prox_var) * np.maximum(np.abs(prox_var) - rate * l1, 0)
+    var[...] = prox_var / (1 + l2 * rate)
+
+
+def proximal_adagrad(var, accum, lr, l1, l2, grad):
+    accum += grad * grad
+    rate = lr / np.sqrt(accum)
+    _proximal_step(var, var - grad * rate, rate, l1, l2)
+
+
+def proximal_gradient_descent(var, alpha, l1, l2, delta):
+    _proximal_step(var, var - alpha * delta, alpha, l1, l2)
+
+
+def adagrad_da(var, gradient_accumulator, gradient_squared_accumulator, grad, lr, l1, l2, global_step):
+    """Dual averaging: var from the sums of gradients and squared gradients and the step count."""
+    gradient_accumulator += grad
+    gradient_squared_accumulator += grad * grad
+    step = global_step.astype(var.dtype)
+    denominator = l2 * step * lr + np.sqrt(gradient_squared_accumulator)
+    if l1 > 0:
+        numerator = -np.sign(gradient_accumulator) * np.maximum(np.abs(gradient_accumulator) - step * l1, 0)
+    else:
+        numerator = -gradient_accumulator
+    var[...] = lr * numerator / denominator
+
+
 DENSE = {"GradientDescent": gradient_descent, "Momentum": momentum, "Adagrad": adagrad, "Adam": adam,
-         "RMSProp": rms_prop, "CenteredRMSProp": centered_rms_prop}
+         "RMSProp": rms_prop, "CenteredRMSProp": centered_rms_prop, "Adadelta": adadelta, "Ftrl": ftrl,
+         "FtrlV2": ftrl_v2, "ProximalAdagrad": proximal_adagrad,
+         "ProximalGradientDescent": proximal_gradient_descent, "AdagradDA": adagrad_da}
 
 
 def sparse_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad, indices):

@@ -21,6 +21,26 @@ from tensorweave_cuda.kernels.scatter import scatter_add_into
 
 KERNELS = KernelSet("GPU", priority=10)
 
+# FTRL-proximal on one element (TF's ApplyFtrl[V2]): V2's shrinkage enters the linear term only.
+FTRL = """
+        A g = (A)grad;
+        A v = (A)var;
+        A shrunk = {shrunk};
+        A old_accum = (A)accum;
+        A new_accum = old_accum + g * g;
+        A new_power = (A)lr_power == (A)-0.5 ? sqrt(new_accum) : pow(new_accum, -(A)lr_power);
+        A old_power = (A)lr_power == (A)-0.5 ? sqrt(old_accum) : pow(old_accum, -(A)lr_power);
+        A lin = (A)(T)((A)linear + shrunk - (new_power - old_power) / (A)lr * v);
+        linear = (T)lin;
+        A sign = (A)((lin > (A)0) - (lin < (A)0));
+        var = (T)(fabs(lin) > (A)l1 ? ((A)l1 * sign - lin) / (new_power / (A)lr + (A)2 * (A)l2) : (A)0);
+        accum = (T)new_accum;"""
+# The proximal operator after a step to ``prox`` of size ``rate``: soft-threshold by rate * l1, shrink by l2.
+PROXIMAL_STEP = """
+        A prox_sign = (A)((prox > (A)0) - (prox < (A)0));
+        A kept = (A)l1 > (A)0 ? prox_sign * fmax(fabs(prox) - rate * (A)l1, (A)0) : prox;
+        var = (T)(kept / ((A)1 + (A)l2 * rate));"""
+
 # The formulas (TF's training_ops.cc) on one element; A is the compute type (float for float16).
 FORMULAS = {
     "GradientDescent": "var = (T)((A)var - (A)alpha * (A)delta);",
@@ -56,6 +76,35 @@ FORMULAS = {
         A mom1 = (A)mom * (A)momentum + (A)lr * g / sqrt(denominator);
         mom = (T)mom1;
         var = (T)((A)var - (A)(T)mom1);""",
+    "Adadelta": """
+        A g = (A)grad;
+        A a = (A)accum * (A)rho + g * g * ((A)1 - (A)rho);
+        accum = (T)a;
+        A update = sqrt((A)accum_update + (A)epsilon) / sqrt((A)(T)a + (A)epsilon) * g;
+        accum_update = (T)((A)accum_update * (A)rho + update * update * ((A)1 - (A)rho));
+        var = (T)((A)var - update * (A)lr);""",
+    "Ftrl": FTRL.format(shrunk="g"),
+    "FtrlV2": FTRL.format(shrunk="g + (A)2 * (A)l2_shrinkage * v"),
+    "ProximalAdagrad": """
+        A g = (A)grad;
+        A a = (A)accum + g * g;
+        accum = (T)a;
+        A rate = (A)lr / sqrt((A)(T)a);
+        A prox = (A)var - g * rate;""" + PROXIMAL_STEP,
+    "ProximalGradientDescent": """
+        A rate = (A)alpha;
+        A prox = (A)var - rate * (A)grad;""" + PROXIMAL_STEP,
+    "AdagradDA": """
+        A g = (A)grad;
+        A ga = (A)gradient_accumulator + g;
+        A gg = (A)gradient_squared_accumulator + g * g;
+        gradient_accumulator = (T)ga;
+        gradient_squared_accumulator = (T)gg;
+        A acc = (A)(T)ga;
+        A step = (A)global_step;
+        A sign = (A)((acc > (A)0) - (acc < (A)0));
+        A numerator = (A)l1 > (A)0 ? -sign * fmax(fabs(acc) - step * (A)l1, (A)0) : -acc;
+        var = (T)((A)lr * numerator / ((A)l2 * step * (A)lr + sqrt((A)(T)gg)));""",
 }
 OPTIONS = {"Momentum": ("use_nesterov",), "Adagrad": ("update_slots",)}
 
@@ -165,7 +214,7 @@ def _sparse_adam(arrays, scalars, summed, rows, inner):
     step(m, v, scalars["beta1_power"], scalars["beta2_power"], scalars["lr"], scalars["epsilon"], var)
 
 
-for _optimizer in UPDATES:
+for _optimizer in FORMULAS:
     for _sparse in (False, True):
         KERNELS.add(f"Resource{'Sparse' if _sparse else ''}Apply{_optimizer}", build=_kernel(_optimizer, _sparse),
                     dtypes=list(cc.FLOATS))
