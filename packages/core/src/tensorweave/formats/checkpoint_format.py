@@ -1,4 +1,7 @@
-"""The checkpoint format on disk: safetensors data shards plus a JSON index, written atomically.
+"""The checkpoint format on disk: safetensors data shards plus a JSON index, written atomically; and the one
+place that tells it from TensorFlow's format (formats/tf_bundle.py, an index that is a LevelDB table), so
+that every reader (RestoreV2, NewCheckpointReader, latest_checkpoint) takes either and a Saver can write
+TensorFlow's with the same guarantees.
 
 A checkpoint with prefix ``P`` is ``P.data-00000-of-0000N-<random>`` (safetensors files holding the
 tensors) and ``P.index`` (the manifest: for each saved name its dtype, full shape and the slices stored,
@@ -21,10 +24,11 @@ import numpy as np
 import safetensors.numpy as safetensors
 
 from tensorweave import dtypes, errors
-from tensorweave.formats import checkpoint_files
+from tensorweave.formats import checkpoint_files, tf_bundle
 from tensorweave.formats.checkpoint_values import decode, encode, index_of, parse_shape_and_slice
 
 FORMAT = "tensorweave-checkpoint/1"
+TENSORWEAVE, TENSORFLOW = "tensorweave", "tensorflow"  # the formats a Saver writes (checkpoint_format=...)
 INDEX_SUFFIX = ".index"
 _DATA_MARK = ".data-"
 
@@ -127,10 +131,11 @@ def _new_data_path(prefix, shard, num_shards):
     return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}-{uuid.uuid4().hex[:8]}"
 
 
-def _commit(prefix, body, moves):
-    """Renames the data files into place (``moves``: [(where it is, its final path)]) and then the index,
-    under the directory lock; then deletes the data of the version of ``prefix`` this one replaced."""
-    body["num_shards"] = len(body["shards"])
+def _commit(prefix, index_data, moves):
+    """Renames the data files into place (``moves``: [(where it is, its final path)]) and then the index
+    (``index_data``), under the directory lock; then deletes the data of the version of ``prefix`` this one
+    replaced. TensorFlow's data files have fixed names: when one is replaced, the old index goes first, so the
+    old version stops existing rather than pointing at new data."""
     directory = os.path.dirname(os.path.abspath(prefix))
     with directory_lock(directory) as lock:
         replaced = [os.path.basename(p) for p in _data_files(prefix)]
@@ -138,9 +143,11 @@ def _commit(prefix, body, moves):
         journal = {"prefix": os.path.basename(prefix), "adding": adding, "replacing": replaced}
         lock.note(journal)
         try:
+            if set(replaced) & set(adding):
+                _remove(index_path(prefix))
             for source, final in moves:
                 commit(source, final)
-            atomic_write(index_path(prefix), _index_bytes(body))
+            atomic_write(index_path(prefix), index_data)
             _fsync_dir(prefix)
         except BaseException:
             _undo(directory, journal)
@@ -177,6 +184,9 @@ def _undo(directory, journal):
 def _named_files(prefix):
     """The data files the index of ``prefix`` names (empty without an index), or None if it does not parse."""
     try:
+        if tf_bundle.is_tf_checkpoint(prefix):
+            shards = tf_bundle.BundleReader(prefix).num_shards
+            return {os.path.basename(tf_bundle.data_path(prefix, i, shards)) for i in range(shards)}
         return {info["file"] for info in read_index(prefix)["shards"].values()}
     except errors.NotFoundError:
         return set()
@@ -185,22 +195,48 @@ def _named_files(prefix):
 
 
 def _index_bytes(body):
+    body["num_shards"] = len(body["shards"])
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     return json.dumps({"format": FORMAT, "crc32": zlib.crc32(text.encode()), "body": body},
                       sort_keys=True, separators=(",", ":")).encode()
 
 
-def write_checkpoint(prefix, entries):
-    """Writes a one-shard checkpoint at ``prefix``: its data file, then (committing it) its index."""
+def write_checkpoint(prefix, entries, checkpoint_format=TENSORWEAVE):
+    """Writes a one-shard checkpoint at ``prefix`` in ``checkpoint_format`` ("tensorweave" or "tensorflow"):
+    its data file, then (committing it) its index."""
     os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
+    if checkpoint_format == TENSORFLOW:
+        final = tf_bundle.data_path(prefix, 0, 1)
+        data, index = tf_bundle.shard_contents(entries, 0)
+        _commit(prefix, tf_bundle.index_bytes(index, 1), [(_write_temporary(final, data), final)])
+        return
+    if checkpoint_format != TENSORWEAVE:
+        raise errors.InvalidArgumentError(None, None, (
+            f"unknown checkpoint format {checkpoint_format!r}: use {TENSORWEAVE!r} or {TENSORFLOW!r}"))
     final = _new_data_path(prefix, 0, 1)
     tmp, body = _write_data(final, entries, 0)
-    _commit(prefix, body, [(tmp, final)])
+    _commit(prefix, _index_bytes(body), [(tmp, final)])
 
 
 def merge_checkpoints(prefixes, destination, delete_old_dirs=True):
     """Makes one checkpoint of the one-shard checkpoints at ``prefixes`` (a sharded save's parts)."""
     os.makedirs(os.path.dirname(os.path.abspath(destination)), exist_ok=True)
+    if prefixes and tf_bundle.is_tf_checkpoint(prefixes[0]):
+        _merge_tf_bundles(prefixes, destination)
+    else:
+        _merge_own(prefixes, destination)
+    for part in prefixes:
+        _remove(index_path(part))
+        if delete_old_dirs:  # the parts' directory is this save's own: its lock file goes with it
+            parts_dir = os.path.dirname(os.path.abspath(part))
+            _remove(os.path.join(parts_dir, checkpoint_files.DIRECTORY_LOCK))
+            try:
+                os.rmdir(parts_dir)
+            except OSError:
+                pass
+
+
+def _merge_own(prefixes, destination):
     merged, moves = {"shards": {}, "tensors": {}}, []
     for i, part in enumerate(prefixes):
         body = read_index(part)
@@ -211,16 +247,18 @@ def merge_checkpoints(prefixes, destination, delete_old_dirs=True):
         for name, entry in body["tensors"].items():
             have = merged["tensors"].setdefault(name, {**entry, "slices": []})
             have["slices"].extend({**s, "shard": i} for s in entry["slices"])
-    _commit(destination, merged, moves)
-    for part in prefixes:
-        _remove(index_path(part))
-        if delete_old_dirs:  # the parts' directory is this save's own: its lock file goes with it
-            parts_dir = os.path.dirname(os.path.abspath(part))
-            _remove(os.path.join(parts_dir, checkpoint_files.DIRECTORY_LOCK))
-            try:
-                os.rmdir(parts_dir)
-            except OSError:
-                pass
+    _commit(destination, _index_bytes(merged), moves)
+
+
+def _merge_tf_bundles(prefixes, destination):
+    indexes, moves = [], []
+    for i, part in enumerate(prefixes):
+        index, shards = tf_bundle.read_index_entries(part)
+        if shards != 1:
+            raise errors.InvalidArgumentError(None, None, f"checkpoint part {part!r} has {shards} shards, not one")
+        indexes.append(index)
+        moves.append((tf_bundle.data_path(part, 0, 1), tf_bundle.data_path(destination, i, len(prefixes))))
+    _commit(destination, tf_bundle.index_bytes(tf_bundle.merge_indexes(indexes), len(prefixes)), moves)
 
 
 def delete_checkpoint(prefix):
@@ -278,11 +316,31 @@ _verified_lock = threading.Lock()
 _SETTLED_SECONDS = 2.0  # file times are coarse (a few ms): a version younger than this may still change unseen
 
 
+def looks_intact(prefix):
+    """The cheap check: the index parses and its checksums hold, and every data file is there, as long as the
+    index says."""
+    if tf_bundle.is_tf_checkpoint(prefix):
+        return tf_bundle.looks_intact(prefix)
+    try:
+        body = read_index(prefix)
+    except errors.OpError:
+        return False
+    directory = os.path.dirname(os.path.abspath(prefix))
+    for info in body["shards"].values():
+        path = os.path.join(directory, info["file"])
+        if not os.path.isfile(path) or os.path.getsize(path) != info["size"]:
+            return False
+    return True
+
+
 def is_intact(prefix):
-    """Whether the index of ``prefix`` checks and every data file has the size and CRC-32 it records.
+    """Whether the index of ``prefix`` checks and every data file has the size and CRC-32 it records (for
+    TensorFlow's format, the cheap check: its tensors' CRC32Cs are checked as they are read).
 
     Each version of a data file is read once: its identity, size and times are remembered once they are
     settled, and writing or replacing the file changes them, so it is read again."""
+    if tf_bundle.is_tf_checkpoint(prefix):
+        return tf_bundle.looks_intact(prefix)
     try:
         body = read_index(prefix)
     except errors.OpError:
@@ -320,7 +378,38 @@ def _data_file_intact(path, info):
 
 
 class CheckpointReader:
-    """Reads one checkpoint, verifying each data file's size and CRC-32 before any value is used."""
+    """Reads one checkpoint of either format, told apart by its index (TensorFlow's is a LevelDB table)."""
+
+    def __init__(self, prefix):
+        self.prefix = os.fspath(prefix)
+        self.format = TENSORFLOW if tf_bundle.is_tf_checkpoint(self.prefix) else TENSORWEAVE
+        self._store = tf_bundle.BundleReader(self.prefix) if self.format == TENSORFLOW else _OwnCheckpoint(self.prefix)
+
+    def variable_to_shape_map(self):
+        return self._store.variable_to_shape_map()
+
+    def variable_to_dtype_map(self):
+        return self._store.variable_to_dtype_map()
+
+    def has_tensor(self, name):
+        return self._store.has_tensor(name)
+
+    def debug_string(self):
+        return self._store.debug_string()
+
+    def verify(self):
+        self._store.verify()
+
+    def get_tensor(self, name):
+        return self._store.get_tensor(name)
+
+    def get_slice(self, name, spec):
+        return self._store.get_slice(name, spec)
+
+
+class _OwnCheckpoint:
+    """Reads one checkpoint of Tensorweave's format, verifying each data file's size and CRC-32 before any
+    value is used."""
 
     def __init__(self, prefix):
         self.prefix = os.fspath(prefix)
