@@ -27,10 +27,11 @@ def _texts(values, what, count):
 
 
 @KERNELS.register("SaveV2")
-def _save(prefix, tensor_names, shape_and_slices, *tensors, dtypes):
+def _save(prefix, tensor_names, shape_and_slices, *tensors, dtypes, node):
     names = _texts(tensor_names, "tensor_names", len(tensors))
     specs = _texts(shape_and_slices, "shape_and_slices", len(tensors))
-    checkpoint_format.write_checkpoint(_text(prefix), list(zip(names, specs, tensors, dtypes)))
+    checkpoint_format.write_checkpoint(_text(prefix), list(zip(names, specs, tensors, dtypes)),
+                                       node.attrs.get("_checkpoint_format", checkpoint_format.TENSORWEAVE))
 
 
 @KERNELS.register("RestoreV2")
