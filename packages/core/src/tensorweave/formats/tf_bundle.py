@@ -135,7 +135,7 @@ class BundleReader:
     def __init__(self, prefix):
         self.prefix = os.fspath(prefix)
         self._index = self.prefix + INDEX_SUFFIX
-        self._entries, self._slices, header = {}, {}, None
+        self._files, self._entries, self._slices, header = {}, {}, {}, None
         for key, value in leveldb_table.read_table(self._index):
             try:
                 if key == b"":
@@ -149,7 +149,6 @@ class BundleReader:
                     f"checkpoint index {self._index!r}: the entry under key {key!r} does not parse")) from None
         self._check_header(header)
         self.num_shards = header.num_shards
-        self._files = {}
 
     def _check_header(self, header):
         if header is None:
@@ -325,7 +324,8 @@ def shard_contents(entries, shard):
         if extents is None:
             key = name.encode()
         else:
-            keyed = [(s, -1 if (s, n) == (0, d) else n) for (s, n), d in zip(extents, full)]
+            whole_dims = [text == "-" for text in spec.split()[-1].split(":")]  # '-' has no length, as in TF
+            keyed = [(s, -1 if whole else n) for (s, n), whole in zip(extents, whole_dims)]
             key = slice_key(name, keyed)
             whole = index.setdefault(name.encode(), tensor_bundle.BundleEntryProto(
                 dtype=dtype.as_datatype_enum, shape=_shape_proto(full)))
