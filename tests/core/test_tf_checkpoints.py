@@ -201,3 +201,41 @@ def test_snappy_blocks_are_refused_with_the_reason(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(errors.UnimplementedError, match="snappy"):
         leveldb_table.read_table(str(path))
+
+
+def _write_crafted(prefix, change_index, header_fields=None):
+    """A TF-format checkpoint of ENTRIES whose index entries (``change_index``) or header were changed."""
+    data, index = tf_bundle.shard_contents(ENTRIES[:2], 0)
+    change_index(index)
+    with open(tf_bundle.data_path(prefix, 0, 1), "wb") as f:
+        f.write(data)
+    table = tf_bundle.index_bytes(index, 1)
+    if header_fields:
+        items = leveldb_table.read_table_bytes(table, prefix)
+        header = tf_bundle.tensor_bundle.BundleHeaderProto.FromString(items[0][1])
+        header.MergeFrom(tf_bundle.tensor_bundle.BundleHeaderProto(**header_fields))
+        table = leveldb_table.table_bytes([(b"", header.SerializeToString())] + items[1:])
+    with open(prefix + ".index", "wb") as f:
+        f.write(table)
+
+
+def test_a_dtype_tensorweave_lacks_is_named_and_the_rest_loads(tmp_path):
+    prefix = str(tmp_path / "m")
+    _write_crafted(prefix, lambda index: setattr(index[b"floats"], "dtype", 14))  # DT_BFLOAT16
+    reader = checkpoint_format.CheckpointReader(prefix)
+    assert reader.variable_to_shape_map()["floats"] == [2, 3]
+    with pytest.raises(errors.UnimplementedError, match="'floats'.*bfloat16"):
+        reader.get_tensor("floats")
+    assert reader.dtype_of("strings") is dtypes.string
+    np.testing.assert_array_equal(reader.get_tensor("strings"), ENTRIES[1][2])
+
+
+def test_big_endian_and_newer_bundles_are_refused(tmp_path):
+    prefix = str(tmp_path / "m")
+    _write_crafted(prefix, lambda index: None, {"endianness": tf_bundle.tensor_bundle.BundleHeaderProto.BIG})
+    with pytest.raises(errors.UnimplementedError, match="big-endian"):
+        checkpoint_format.CheckpointReader(prefix)
+    version = tf_bundle.framework.VersionDef(producer=2, min_consumer=2)
+    _write_crafted(prefix, lambda index: None, {"version": version})
+    with pytest.raises(errors.UnimplementedError, match="version 2"):
+        checkpoint_format.CheckpointReader(prefix)

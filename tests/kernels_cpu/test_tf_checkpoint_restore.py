@@ -14,7 +14,7 @@ import pytest
 from tf1_fixtures import FOLDER, array, load
 
 import tensorweave as tf
-from tensorweave.formats import tf_bundle
+from tensorweave.formats import checkpoint_format, tf_bundle
 
 CASES = load("tf_checkpoints")
 CHECKPOINTS = FOLDER / "tf_checkpoints"
@@ -107,6 +107,22 @@ def test_damaged_checkpoint_fails_restore_naming_the_file(tmp_path):
         saver.restore(sess, prefix)
     os.remove(prefix + ".data-00000-of-00001")
     assert tf.train.latest_checkpoint(str(tmp_path / "encoder")) is None
+
+
+def test_restores_past_a_tensor_of_a_dtype_tensorweave_lacks(tmp_path):
+    prefix = str(tmp_path / "m")
+    checkpoint_format.write_checkpoint(prefix, [("a", "", np.ones(2, np.float32), tf.float32),
+                                                ("b", "", np.arange(3.0), tf.float64)], "tensorflow")
+    index, shards = tf_bundle.read_index_entries(prefix)
+    index[b"a"].dtype = 14  # DT_BFLOAT16, as TPU-trained checkpoints hold
+    (tmp_path / "m.index").write_bytes(tf_bundle.index_bytes(index, shards))
+    b = tf.Variable(np.zeros(3), name="b")
+    with tf.Session() as sess:
+        tf.train.Saver([b]).restore(sess, prefix)
+        np.testing.assert_array_equal(sess.run(b), np.arange(3.0))
+    a = tf.Variable(np.zeros(2, np.float32), name="a")
+    with tf.Session() as sess, pytest.raises(tf.errors.UnimplementedError, match="'a'.*bfloat16"):
+        tf.train.Saver([a]).restore(sess, prefix)
 
 
 # ---- writing TensorFlow's format ---------------------------------------------------------------------------

@@ -149,6 +149,10 @@ class CheckpointReader:
     def variable_to_dtype_map(self):
         return self._store.variable_to_dtype_map()
 
+    def dtype_of(self, name):
+        """The DType of ``name`` (without asking about the others, some of which may have no Tensorweave dtype)."""
+        return self._store.dtype_of(name)
+
     def has_tensor(self, name):
         return self._store.has_tensor(name)
 
@@ -180,6 +184,9 @@ class _OwnCheckpoint:
 
     def variable_to_dtype_map(self):
         return {name: dtypes.as_dtype(e["dtype"]) for name, e in self._body["tensors"].items()}
+
+    def dtype_of(self, name):
+        return dtypes.as_dtype(self._entry(name)["dtype"])
 
     def has_tensor(self, name):
         return name in self._body["tensors"]

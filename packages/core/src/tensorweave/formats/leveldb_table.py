@@ -112,6 +112,11 @@ def read_table(path):
             data = f.read()
     except FileNotFoundError:
         raise errors.NotFoundError(None, None, f"checkpoint index {path!r} does not exist") from None
+    return read_table_bytes(data, path)
+
+
+def read_table_bytes(data, path):
+    """Every (key, value) of the table ``data`` (read from ``path``, which errors name)."""
     if len(data) < FOOTER_SIZE or struct.unpack_from("<Q", data, len(data) - 8)[0] != MAGIC:
         raise _damaged(path, f"it is {len(data)} bytes long and does not end with the table magic number")
     footer = data[len(data) - FOOTER_SIZE:]

@@ -178,6 +178,9 @@ class BundleReader:
     def variable_to_dtype_map(self):
         return {name: self._dtype(name, e) for name, e in self._entries.items()}
 
+    def dtype_of(self, name):
+        return self._dtype(name, self._entry(name))
+
     def has_tensor(self, name):
         return name in self._entries
 
