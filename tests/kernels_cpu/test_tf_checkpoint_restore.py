@@ -154,6 +154,35 @@ def test_saver_writes_tensorflows_format_and_restores_it(tmp_path):
     assert tf.train.list_variables(str(tmp_path)) == [("dense/kernel", [2, 3]), ("table", [5, 2]), ("words", [3])]
 
 
+@pytest.mark.parametrize("same_prefix", [False, True])
+def test_a_crash_before_the_index_rename_leaves_no_mixed_checkpoint(tmp_path, monkeypatch, same_prefix):
+    """A new step's checkpoint fails whole and the previous stays; re-saving one prefix (TF's data file names
+    are fixed) fails with no checkpoint at it rather than the old index over the new data."""
+    v = tf.Variable(np.arange(3.0), name="v")
+    saver = tf.train.Saver(checkpoint_format="tensorflow")
+    real_commit = checkpoint_format.commit
+
+    def crash_on_index(tmp, path):
+        if path.endswith(".index"):
+            raise OSError("simulated crash before the index rename")
+        real_commit(tmp, path)
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        good = saver.save(sess, str(tmp_path / "m"), global_step=None if same_prefix else 1)
+        sess.run(v.assign([7.0, 8.0, 9.0]))
+        monkeypatch.setattr(checkpoint_format, "commit", crash_on_index)
+        with pytest.raises(tf.errors.OpError, match="simulated crash"):
+            saver.save(sess, str(tmp_path / "m"), global_step=None if same_prefix else 2)
+        monkeypatch.undo()
+    assert not [f for f in os.listdir(tmp_path) if ".tempstate" in f or f.startswith("m-2")]
+    if same_prefix:
+        assert not tf.train.checkpoint_exists(good) and tf.train.latest_checkpoint(str(tmp_path)) is None
+    else:
+        assert tf.train.latest_checkpoint(str(tmp_path)) == good
+        np.testing.assert_array_equal(tf.train.load_variable(good, "v"), np.arange(3.0))
+
+
 def test_sharded_save_in_tensorflows_format(tmp_path):
     with tf.device("/cpu:0"):
         a = tf.Variable(np.arange(3.0), name="a")
