@@ -169,11 +169,13 @@ def test_truncated_index_names_it(copy):
     assert not checkpoint_format.looks_intact(copy)
 
 
-def test_bad_crc_in_the_data_names_the_file_and_tensor(copy):
+@pytest.mark.parametrize("shard, offset, tensor", [
+    (1, 2, "on_cpu1"), (0, 24, "strings_cpu0"), (0, 19, "strings_cpu0")])  # a number; a string's bytes; its check
+def test_bad_crc_in_the_data_names_the_file_and_tensor(copy, shard, offset, tensor):
     reader = checkpoint_format.CheckpointReader(copy)
-    _flip(copy + ".data-00001-of-00002", 2)
-    with pytest.raises(errors.DataLossError, match=r"data-00001-of-00002.*CRC32C"):
-        reader.verify()
+    _flip(copy + f".data-0000{shard}-of-00002", offset)
+    with pytest.raises(errors.DataLossError, match=rf"data-0000{shard}-of-00002', tensor '{tensor}'.*CRC32C"):
+        reader.get_tensor(tensor)
 
 
 def test_truncated_data_file(copy):

@@ -81,18 +81,27 @@ def _varint(value):
     return bytes(out)
 
 
+def _strings_crc(items, lengths_check=None):
+    """TF's CRC32C of a string tensor: over each length as a 32-bit word (64-bit past 4 GiB), then the lengths'
+    masked check (``lengths_check``; None: the CRC so far, for writing it), then the bytes."""
+    crc = 0
+    for v in items:
+        crc = crc32c.crc32c(struct.pack("<I" if len(v) <= 0xFFFFFFFF else "<Q", len(v)), crc)
+    if lengths_check is None:
+        return crc
+    crc = crc32c.crc32c(lengths_check, crc)
+    for v in items:
+        crc = crc32c.crc32c(v, crc)
+    return crc
+
+
 def encode(array, dtype):
     """(bytes, masked CRC32C) of one tensor as a data shard stores it."""
     if dtype is dtypes.string:
         items = [v if isinstance(v, bytes) else str(v).encode() for v in np.asarray(array, dtype=object).reshape(-1)]
-        crc = 0
-        for v in items:
-            crc = crc32c.crc32c(struct.pack("<I", len(v)) if len(v) <= 0xFFFFFFFF else struct.pack("<Q", len(v)), crc)
-        lengths_check = struct.pack("<I", mask(crc))
-        crc = crc32c.crc32c(lengths_check, crc)
-        for v in items:
-            crc = crc32c.crc32c(v, crc)
-        return b"".join(_varint(len(v)) for v in items) + lengths_check + b"".join(items), mask(crc)
+        lengths_check = struct.pack("<I", mask(_strings_crc(items)))
+        data = b"".join(_varint(len(v)) for v in items) + lengths_check + b"".join(items)
+        return data, mask(_strings_crc(items, lengths_check))
     if dtype not in _NUMPY:
         raise errors.UnimplementedError(None, None, f"TensorFlow's checkpoint format does not store {dtype.name}")
     data = np.ascontiguousarray(array, dtype=_NUMPY[dtype]).tobytes()
@@ -220,13 +229,15 @@ class BundleReader:
                 f"truncated"))
         count = int(np.prod(shape, dtype=np.int64))
         if dtype is dtypes.string:
-            expected = mask(_string_crc(data, count, where))
+            strings = _decode_strings(data, count, where)
+            check_at = len(data) - sum(len(v) for v in strings) - 4
+            expected = mask(_strings_crc(strings, data[check_at:check_at + 4]))
         else:
             expected = mask(crc32c.crc32c(data))
         if expected != entry.crc32c:
             raise errors.DataLossError(None, None, f"{where}: its bytes fail their CRC32C check; the file is corrupted")
         if dtype is dtypes.string:
-            return _decode_strings(data, count, where).reshape(shape)
+            return strings.reshape(shape)
         if dtype not in _NUMPY or count * _NUMPY[dtype].itemsize != len(data):
             raise errors.DataLossError(None, None, f"{where}: {len(data)} bytes do not hold {dtype.name} {shape}")
         return np.frombuffer(data, _NUMPY[dtype]).astype(dtype.as_numpy_dtype).reshape(shape)
@@ -292,16 +303,6 @@ class BundleReader:
 
     def __del__(self):
         self.close()
-
-
-def _string_crc(data, count, where):
-    """The CRC32C TF computes over a string tensor: the lengths as 32-bit words, their check, the bytes."""
-    lengths = _decode_strings(data, count, where) if count else np.empty(0, dtype=object)
-    crc = 0
-    for v in lengths:
-        crc = crc32c.crc32c(struct.pack("<I", len(v)), crc)
-    tail = len(data) - sum(len(v) for v in lengths) - 4
-    return crc32c.crc32c(data[tail:], crc)
 
 
 # ---- writing ---------------------------------------------------------------------------------------
