@@ -200,6 +200,20 @@ def test_sharded_save_in_tensorflows_format(tmp_path):
     np.testing.assert_array_equal(tf.train.load_variable(path, "a"), np.arange(3.0))
 
 
+def test_the_format_travels_with_the_meta_graph(tmp_path):
+    tf.Variable(np.arange(3.0), name="v")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first = tf.train.Saver(checkpoint_format="tensorflow").save(sess, str(tmp_path / "m"), global_step=1)
+    with tf.Graph().as_default():
+        saver = tf.train.import_meta_graph(first + ".meta")
+        with tf.Session() as sess:
+            saver.restore(sess, first)
+            second = saver.save(sess, str(tmp_path / "m"), global_step=2)
+    assert tf_bundle.is_tf_checkpoint(second)
+    np.testing.assert_array_equal(tf.train.load_variable(second, "v"), np.arange(3.0))
+
+
 def test_format_from_the_environment(tmp_path, monkeypatch):
     tf.Variable(1.0, name="v")
     monkeypatch.setenv("TENSORWEAVE_CHECKPOINT_FORMAT", "tensorflow")
