@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.formats import checkpoint_files, checkpoint_format
+from tensorweave.formats import checkpoint_files, checkpoint_format, checkpoint_reader
 
 # A process that saves steps 1..N of a variable holding tag*1000 + step, once the test says go; it prints each
 # save (or the error of the one that failed, and stops) and waits for the test to close its stdin before exiting,
@@ -250,7 +250,7 @@ def test_latest_checkpoint_skips_a_checkpoint_with_a_same_size_bit_flip(sess, tm
 
 
 def test_latest_checkpoint_reads_a_data_file_once_per_version(sess, tmp_path, monkeypatch):
-    monkeypatch.setattr(checkpoint_format, "_SETTLED_SECONDS", 0.0)  # remember a file's version at once
+    monkeypatch.setattr(checkpoint_reader, "_SETTLED_SECONDS", 0.0)  # remember a file's version at once
     checksummed = []  # sizes of the buffers checksummed: the index's body, and data files read whole
 
     class CountingZlib:
@@ -263,7 +263,7 @@ def test_latest_checkpoint_reads_a_data_file_once_per_version(sess, tmp_path, mo
     prefixes = [saver.save(sess, str(tmp_path / "m"), global_step=s) for s in (1, 2)]
     data = tmp_path / next(f for f in os.listdir(tmp_path) if f.startswith("m-2.data-"))
     size = data.stat().st_size
-    monkeypatch.setattr(checkpoint_format, "zlib", CountingZlib)
+    monkeypatch.setattr(checkpoint_reader, "zlib", CountingZlib)
     assert tf.train.latest_checkpoint(str(tmp_path)) == prefixes[1] and size in checksummed
     checksummed.clear()
     assert tf.train.latest_checkpoint(str(tmp_path)) == prefixes[1] and size not in checksummed

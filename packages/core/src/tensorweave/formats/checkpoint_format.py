@@ -1,4 +1,6 @@
-"""The checkpoint format on disk: safetensors data shards plus a JSON index, written atomically.
+"""Writing checkpoints: Tensorweave's format (safetensors data shards plus a JSON index), or TensorFlow's
+(formats/tf_bundle.py) with the same guarantees, written atomically. Reading either: formats/checkpoint_reader.py
+(its names are this module's too, so every caller has one module to go to).
 
 A checkpoint with prefix ``P`` is ``P.data-00000-of-0000N-<random>`` (safetensors files holding the
 tensors) and ``P.index`` (the manifest: for each saved name its dtype, full shape and the slices stored,
@@ -12,45 +14,18 @@ when several processes write one directory: formats/checkpoint_files.py. See doc
 import contextlib
 import json
 import os
-import threading
-import time
 import uuid
 import zlib
 
 import numpy as np
 import safetensors.numpy as safetensors
 
-from tensorweave import dtypes, errors
-from tensorweave.formats import checkpoint_files
-from tensorweave.formats.checkpoint_values import decode, encode, index_of, parse_shape_and_slice
-
-FORMAT = "tensorweave-checkpoint/1"
-INDEX_SUFFIX = ".index"
-_DATA_MARK = ".data-"
-
-
-def index_path(prefix):
-    return prefix + INDEX_SUFFIX
-
-
-def exists(prefix):
-    return os.path.isfile(index_path(prefix))
-
-
-def bad_prefix_hint(path):
-    """Why ``path`` is not a checkpoint prefix and what to pass instead, or None if it may be one."""
-    path = os.fspath(path)
-    if path.endswith(INDEX_SUFFIX):
-        return (f"{path!r} is the index file of a checkpoint; pass its prefix "
-                f"{path[:-len(INDEX_SUFFIX)]!r} (the path without '.index')")
-    if _DATA_MARK in os.path.basename(path):
-        return (f"{path!r} is a data file of a checkpoint; pass its prefix {path[:path.rindex(_DATA_MARK)]!r} "
-                f"(the path without '.data-...')")
-    if os.path.isdir(path):
-        return (f"{path!r} is a directory; pass a checkpoint prefix such as "
-                f"tf.train.latest_checkpoint({path!r}) (e.g. '{os.path.join(path, 'model.ckpt-100')}')")
-    return None
-
+from tensorweave import errors
+from tensorweave.formats import checkpoint_files, tf_bundle
+from tensorweave.formats.checkpoint_reader import (  # noqa: F401 - reading is part of this module's API
+    _DATA_MARK, FORMAT, INDEX_SUFFIX, TENSORFLOW, TENSORWEAVE, CheckpointReader, bad_prefix_hint, exists, index_path,
+    is_intact, looks_intact, read_index)
+from tensorweave.formats.checkpoint_values import encode, parse_shape_and_slice
 
 # ---- writing -----------------------------------------------------------------------------------------
 def atomic_write(path, data):
@@ -127,10 +102,11 @@ def _new_data_path(prefix, shard, num_shards):
     return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}-{uuid.uuid4().hex[:8]}"
 
 
-def _commit(prefix, body, moves):
-    """Renames the data files into place (``moves``: [(where it is, its final path)]) and then the index,
-    under the directory lock; then deletes the data of the version of ``prefix`` this one replaced."""
-    body["num_shards"] = len(body["shards"])
+def _commit(prefix, index_data, moves):
+    """Renames the data files into place (``moves``: [(where it is, its final path)]) and then the index
+    (``index_data``), under the directory lock; then deletes the data of the version of ``prefix`` this one
+    replaced. TensorFlow's data files have fixed names: when one is replaced, the old index goes first, so the
+    old version stops existing rather than pointing at new data."""
     directory = os.path.dirname(os.path.abspath(prefix))
     with directory_lock(directory) as lock:
         replaced = [os.path.basename(p) for p in _data_files(prefix)]
@@ -138,9 +114,11 @@ def _commit(prefix, body, moves):
         journal = {"prefix": os.path.basename(prefix), "adding": adding, "replacing": replaced}
         lock.note(journal)
         try:
+            if set(replaced) & set(adding):
+                _remove(index_path(prefix))
             for source, final in moves:
                 commit(source, final)
-            atomic_write(index_path(prefix), _index_bytes(body))
+            atomic_write(index_path(prefix), index_data)
             _fsync_dir(prefix)
         except BaseException:
             _undo(directory, journal)
@@ -177,6 +155,9 @@ def _undo(directory, journal):
 def _named_files(prefix):
     """The data files the index of ``prefix`` names (empty without an index), or None if it does not parse."""
     try:
+        if tf_bundle.is_tf_checkpoint(prefix):
+            shards = tf_bundle.BundleReader(prefix).num_shards
+            return {os.path.basename(tf_bundle.data_path(prefix, i, shards)) for i in range(shards)}
         return {info["file"] for info in read_index(prefix)["shards"].values()}
     except errors.NotFoundError:
         return set()
@@ -185,22 +166,48 @@ def _named_files(prefix):
 
 
 def _index_bytes(body):
+    body["num_shards"] = len(body["shards"])
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     return json.dumps({"format": FORMAT, "crc32": zlib.crc32(text.encode()), "body": body},
                       sort_keys=True, separators=(",", ":")).encode()
 
 
-def write_checkpoint(prefix, entries):
-    """Writes a one-shard checkpoint at ``prefix``: its data file, then (committing it) its index."""
+def write_checkpoint(prefix, entries, checkpoint_format=TENSORWEAVE):
+    """Writes a one-shard checkpoint at ``prefix`` in ``checkpoint_format`` ("tensorweave" or "tensorflow"):
+    its data file, then (committing it) its index."""
     os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
+    if checkpoint_format == TENSORFLOW:
+        final = tf_bundle.data_path(prefix, 0, 1)
+        data, index = tf_bundle.shard_contents(entries, 0)
+        _commit(prefix, tf_bundle.index_bytes(index, 1), [(_write_temporary(final, data), final)])
+        return
+    if checkpoint_format != TENSORWEAVE:
+        raise errors.InvalidArgumentError(None, None, (
+            f"unknown checkpoint format {checkpoint_format!r}: use {TENSORWEAVE!r} or {TENSORFLOW!r}"))
     final = _new_data_path(prefix, 0, 1)
     tmp, body = _write_data(final, entries, 0)
-    _commit(prefix, body, [(tmp, final)])
+    _commit(prefix, _index_bytes(body), [(tmp, final)])
 
 
 def merge_checkpoints(prefixes, destination, delete_old_dirs=True):
     """Makes one checkpoint of the one-shard checkpoints at ``prefixes`` (a sharded save's parts)."""
     os.makedirs(os.path.dirname(os.path.abspath(destination)), exist_ok=True)
+    if prefixes and tf_bundle.is_tf_checkpoint(prefixes[0]):
+        _merge_tf_bundles(prefixes, destination)
+    else:
+        _merge_own(prefixes, destination)
+    for part in prefixes:
+        _remove(index_path(part))
+        if delete_old_dirs:  # the parts' directory is this save's own: its lock file goes with it
+            parts_dir = os.path.dirname(os.path.abspath(part))
+            _remove(os.path.join(parts_dir, checkpoint_files.DIRECTORY_LOCK))
+            try:
+                os.rmdir(parts_dir)
+            except OSError:
+                pass
+
+
+def _merge_own(prefixes, destination):
     merged, moves = {"shards": {}, "tensors": {}}, []
     for i, part in enumerate(prefixes):
         body = read_index(part)
@@ -211,16 +218,18 @@ def merge_checkpoints(prefixes, destination, delete_old_dirs=True):
         for name, entry in body["tensors"].items():
             have = merged["tensors"].setdefault(name, {**entry, "slices": []})
             have["slices"].extend({**s, "shard": i} for s in entry["slices"])
-    _commit(destination, merged, moves)
-    for part in prefixes:
-        _remove(index_path(part))
-        if delete_old_dirs:  # the parts' directory is this save's own: its lock file goes with it
-            parts_dir = os.path.dirname(os.path.abspath(part))
-            _remove(os.path.join(parts_dir, checkpoint_files.DIRECTORY_LOCK))
-            try:
-                os.rmdir(parts_dir)
-            except OSError:
-                pass
+    _commit(destination, _index_bytes(merged), moves)
+
+
+def _merge_tf_bundles(prefixes, destination):
+    indexes, moves = [], []
+    for i, part in enumerate(prefixes):
+        index, shards = tf_bundle.read_index_entries(part)
+        if shards != 1:
+            raise errors.InvalidArgumentError(None, None, f"checkpoint part {part!r} has {shards} shards, not one")
+        indexes.append(index)
+        moves.append((tf_bundle.data_path(part, 0, 1), tf_bundle.data_path(destination, i, len(prefixes))))
+    _commit(destination, tf_bundle.index_bytes(tf_bundle.merge_indexes(indexes), len(prefixes)), moves)
 
 
 def delete_checkpoint(prefix):
@@ -249,166 +258,3 @@ def _remove(path):
         os.remove(path)
     except FileNotFoundError:
         pass
-
-
-# ---- reading -----------------------------------------------------------------------------------------
-def read_index(prefix):
-    path = index_path(prefix)
-    if not os.path.isfile(path):
-        hint = bad_prefix_hint(prefix)
-        raise errors.NotFoundError(None, None, hint or f"no checkpoint at prefix {prefix!r}: {path!r} does not exist")
-    with open(path, "rb") as f:
-        raw = f.read()
-    try:
-        doc = json.loads(raw)
-        body = doc["body"]
-        text = json.dumps(body, sort_keys=True, separators=(",", ":"))
-        ok = doc.get("format") == FORMAT and doc["crc32"] == zlib.crc32(text.encode())
-    except (ValueError, KeyError, TypeError):
-        ok = False
-    if not ok:
-        raise errors.DataLossError(None, None, (
-            f"checkpoint index {path!r} is truncated or corrupted (it does not parse or its checksum does not "
-            f"match); restore an earlier checkpoint, e.g. from tf.train.get_checkpoint_state(dir)"))
-    return body
-
-
-_verified = {}  # data file versions whose CRC-32 held: (path, device, inode, size, mtime, ctime, crc) -> True
-_verified_lock = threading.Lock()
-_SETTLED_SECONDS = 2.0  # file times are coarse (a few ms): a version younger than this may still change unseen
-
-
-def is_intact(prefix):
-    """Whether the index of ``prefix`` checks and every data file has the size and CRC-32 it records.
-
-    Each version of a data file is read once: its identity, size and times are remembered once they are
-    settled, and writing or replacing the file changes them, so it is read again."""
-    try:
-        body = read_index(prefix)
-    except errors.OpError:
-        return False
-    directory = os.path.dirname(os.path.abspath(prefix))
-    return all(_data_file_intact(os.path.join(directory, info["file"]), info) for info in body["shards"].values())
-
-
-def _data_file_intact(path, info):
-    try:
-        f = open(path, "rb")
-    except OSError:
-        return False
-    with f:
-        before = os.fstat(f.fileno())
-        if before.st_size != info["size"]:
-            return False
-        key = (path, before.st_dev, before.st_ino, before.st_size, before.st_mtime_ns, before.st_ctime_ns,
-               info["crc32"])
-        if key in _verified:
-            return True
-        crc = 0
-        while chunk := f.read(8 << 20):
-            crc = zlib.crc32(chunk, crc)
-        after = os.fstat(f.fileno())
-    if crc != info["crc32"]:
-        return False
-    settled = time.time() - max(after.st_mtime, after.st_ctime) > _SETTLED_SECONDS
-    if settled and (after.st_mtime_ns, after.st_ctime_ns) == (before.st_mtime_ns, before.st_ctime_ns):
-        with _verified_lock:
-            if len(_verified) > 4096:
-                _verified.clear()
-            _verified[key] = True
-    return True
-
-
-class CheckpointReader:
-    """Reads one checkpoint, verifying each data file's size and CRC-32 before any value is used."""
-
-    def __init__(self, prefix):
-        self.prefix = os.fspath(prefix)
-        self._body = read_index(self.prefix)
-        self._directory = os.path.dirname(os.path.abspath(self.prefix))
-        self._shards = {}
-
-    def variable_to_shape_map(self):
-        return {name: list(e["shape"]) for name, e in self._body["tensors"].items()}
-
-    def variable_to_dtype_map(self):
-        return {name: dtypes.as_dtype(e["dtype"]) for name, e in self._body["tensors"].items()}
-
-    def has_tensor(self, name):
-        return name in self._body["tensors"]
-
-    def debug_string(self):
-        return "".join(f"{n} ({e['dtype']}) {e['shape']}\n" for n, e in sorted(self._body["tensors"].items()))
-
-    def verify(self):
-        """Reads every shard, raising DataLossError for the first truncated or corrupted one."""
-        for shard in self._body["shards"]:
-            self._shard(shard)
-
-    def _shard(self, shard):
-        shard = str(shard)
-        loaded = self._shards.get(shard)
-        if loaded is None:
-            info = self._body["shards"][shard]
-            path = os.path.join(self._directory, info["file"])
-            try:
-                with open(path, "rb") as f:
-                    blob = f.read()
-            except FileNotFoundError:
-                raise errors.DataLossError(None, None, (
-                    f"checkpoint data file {path!r} is missing; checkpoint {self.prefix!r} is incomplete")) from None
-            if len(blob) != info["size"]:
-                raise errors.DataLossError(None, None, (
-                    f"checkpoint data file {path!r} is truncated or overwritten: it has {len(blob)} bytes, the "
-                    f"index records {info['size']}"))
-            if zlib.crc32(blob) != info["crc32"]:
-                raise errors.DataLossError(None, None, (
-                    f"checkpoint data file {path!r} is corrupted: its CRC-32 does not match the index"))
-            try:
-                loaded = self._shards[shard] = safetensors.load(blob)
-            except Exception as e:  # noqa: BLE001 - any parse failure is data loss
-                raise errors.DataLossError(None, None, f"checkpoint data file {path!r} does not parse: {e}") from None
-        return loaded
-
-    def _entry(self, name):
-        entry = self._body["tensors"].get(name)
-        if entry is None:
-            raise errors.NotFoundError(None, None, f"key {name!r} not found in checkpoint {self.prefix!r}")
-        return entry
-
-    def _slice_value(self, entry, stored_slice):
-        shape = [n for _, n in stored_slice["extent"]] if stored_slice["extent"] is not None else entry["shape"]
-        return decode(self._shard(stored_slice["shard"])[stored_slice["key"]], stored_slice, shape)
-
-    def get_tensor(self, name):
-        """The full value saved under ``name`` (assembled from its slices when it was saved in parts)."""
-        entry = self._entry(name)
-        slices = entry["slices"]
-        if len(slices) == 1 and slices[0]["extent"] is None:
-            return self._slice_value(entry, slices[0])
-        dtype = dtypes.as_dtype(entry["dtype"])
-        full = np.zeros(entry["shape"], dtype=dtype.as_numpy_dtype)
-        covered = 0
-        for s in slices:
-            value = self._slice_value(entry, s)
-            full[index_of(s["extent"])] = value
-            covered += value.size
-        if covered != full.size:
-            raise errors.DataLossError(None, None, (
-                f"checkpoint {self.prefix!r} holds only {covered} of the {full.size} elements of {name!r}"))
-        return full
-
-    def get_slice(self, name, spec):
-        """The part of ``name`` that a TF shape_and_slice string selects ('' for all of it)."""
-        entry = self._entry(name)
-        full_shape, extents = parse_shape_and_slice(spec)
-        if extents is None:
-            return self.get_tensor(name)
-        if full_shape != entry["shape"]:
-            raise errors.InvalidArgumentError(None, None, (
-                f"{name!r} has shape {entry['shape']} in checkpoint {self.prefix!r}, but a slice of a tensor of "
-                f"shape {full_shape} was requested"))
-        for s in entry["slices"]:
-            if s["extent"] == [list(e) for e in extents]:
-                return self._slice_value(entry, s)
-        return self.get_tensor(name)[index_of(extents)].copy()

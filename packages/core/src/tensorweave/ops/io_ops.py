@@ -71,9 +71,12 @@ def _string_join_shape(op):
     return result
 
 
-def save_v2(prefix, tensor_names, shape_and_slices, tensors, name=None):
-    """Saves ``tensors`` under ``tensor_names`` as the checkpoint ``prefix``."""
-    return apply_op("SaveV2", [prefix, _strings(tensor_names), _strings(shape_and_slices), list(tensors)],
+def save_v2(prefix, tensor_names, shape_and_slices, tensors, name=None, checkpoint_format=None):
+    """Saves ``tensors`` under ``tensor_names`` as the checkpoint ``prefix``; ``checkpoint_format="tensorflow"``
+    writes TensorFlow's format (the private attr ``_checkpoint_format``, which TensorFlow ignores: its SaveV2
+    writes that format anyway)."""
+    attrs = {"_checkpoint_format": checkpoint_format} if checkpoint_format not in (None, "tensorweave") else {}
+    return apply_op("SaveV2", [prefix, _strings(tensor_names), _strings(shape_and_slices), list(tensors)], attrs,
                     name=name or "SaveV2")
 
 

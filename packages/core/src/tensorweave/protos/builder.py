@@ -16,6 +16,7 @@ _SCALARS = {
     "double": _FIELD.TYPE_DOUBLE, "float": _FIELD.TYPE_FLOAT, "int64": _FIELD.TYPE_INT64,
     "uint64": _FIELD.TYPE_UINT64, "int32": _FIELD.TYPE_INT32, "uint32": _FIELD.TYPE_UINT32,
     "bool": _FIELD.TYPE_BOOL, "string": _FIELD.TYPE_STRING, "bytes": _FIELD.TYPE_BYTES,
+    "fixed32": _FIELD.TYPE_FIXED32,
 }
 
 

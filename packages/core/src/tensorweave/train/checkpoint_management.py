@@ -168,16 +168,7 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
 
 def _looks_intact(prefix):
     """The cheap check: the index parses and its checksum holds, and every data file has its recorded size."""
-    try:
-        body = checkpoint_format.read_index(prefix)
-    except errors.OpError:
-        return False
-    directory = os.path.dirname(os.path.abspath(prefix))
-    for info in body["shards"].values():
-        path = os.path.join(directory, info["file"])
-        if not os.path.isfile(path) or os.path.getsize(path) != info["size"]:
-            return False
-    return True
+    return checkpoint_format.looks_intact(prefix)
 
 
 def _candidates(checkpoint_dir, latest_filename):

@@ -82,6 +82,8 @@ def _variable_spec(name, var, slice_spec=""):
 
 
 def _partitions(obj):
+    if isinstance(obj, list):  # the parts of one partitioned variable, gathered by _saveable_names
+        return obj
     getter = getattr(obj, "_get_variable_list", None)
     return getter() if callable(getter) else None
 
@@ -115,7 +117,13 @@ def _saveable_names(var_list):
             continue
         seen.add(id(var))
         parts = _partitions(var)
+        info = getattr(var, "_save_slice_info", None)
         name = parts[0]._save_slice_info.full_name if parts else _var_name(var)
+        if parts is None and info is not None:  # one part of a partitioned variable: saved as a slice of the
+            name = info.full_name  # whole variable's name, as TF1 saves it
+            if isinstance(named.setdefault(name, []), list):
+                named[name].append(var)
+                continue
         if name in named:
             raise ValueError(f"at least two variables have the same name: {name}; give them different names or "
                              f"pass var_list as a dict of checkpoint names")
@@ -124,12 +132,13 @@ def _saveable_names(var_list):
 
 
 class Saver:
-    """Saves and restores variables. TF1's ``tf.train.Saver`` (checkpoint format: docs/checkpoint-format.md)."""
+    """Saves and restores variables. TF1's ``tf.train.Saver`` (checkpoint format: docs/checkpoint-format.md);
+    ``checkpoint_format="tensorflow"`` writes TensorFlow's format instead (restoring reads either)."""
 
     def __init__(self, var_list=None, reshape=False, sharded=False, max_to_keep=5, keep_checkpoint_every_n_hours=10000.0,
                  name=None, restore_sequentially=False, saver_def=None, builder=None, defer_build=False,
                  allow_empty=False, write_version=SaverDef.V2, pad_step_number=False, save_relative_paths=False,
-                 filename=None):
+                 filename=None, checkpoint_format=None):
         if saver_def is not None:
             sharded, max_to_keep = saver_def.sharded, saver_def.max_to_keep
             keep_checkpoint_every_n_hours = saver_def.keep_checkpoint_every_n_hours
@@ -142,6 +151,7 @@ class Saver:
         self._pad_step_number = pad_step_number
         self._save_relative_paths = save_relative_paths
         self._filename = filename
+        self._checkpoint_format = _checkpoint_format_of(checkpoint_format)
         self._last_checkpoints = []  # [(prefix, time)] still kept, oldest first
         self._to_delete = []
         self._next_checkpoint_time = time.time() + keep_checkpoint_every_n_hours * 3600
@@ -192,7 +202,7 @@ class Saver:
         if len(groups) == 1 and not self._sharded:
             specs = groups[0][1]
             save = io_ops.save_v2(filename, [s.name for s in specs], [s.slice_spec for s in specs],
-                                  [s.tensor for s in specs])
+                                  [s.tensor for s in specs], checkpoint_format=self._checkpoint_format)
             return control_flow_ops.with_dependencies([save], filename, name="control_dependency")
         parts_prefix = io_ops.string_join([filename, f"_temp_{uuid.uuid4().hex}/part"])
         part_names, saves = [], []
@@ -201,7 +211,7 @@ class Saver:
                 part = io_ops.sharded_filename(parts_prefix, shard, len(groups))
                 part_names.append(part)
                 saves.append(io_ops.save_v2(part, [s.name for s in specs], [s.slice_spec for s in specs],
-                                            [s.tensor for s in specs]))
+                                            [s.tensor for s in specs], checkpoint_format=self._checkpoint_format))
         with graph_mod.control_dependencies(saves):
             with graph_mod.device(self._host(groups[0][0])):
                 merge = io_ops.merge_v2_checkpoints(part_names, filename)
@@ -333,6 +343,18 @@ class Saver:
 
     def to_proto(self, export_scope=None):
         return self.saver_def
+
+
+def _checkpoint_format_of(requested):
+    """The format a Saver writes: its ``checkpoint_format``, else $TENSORWEAVE_CHECKPOINT_FORMAT, else Tensorweave's
+    (docs/api.md, "Moving between TensorFlow and Tensorweave", says why)."""
+    chosen = requested or os.environ.get("TENSORWEAVE_CHECKPOINT_FORMAT") or checkpoint_format.TENSORWEAVE
+    if chosen not in (checkpoint_format.TENSORWEAVE, checkpoint_format.TENSORFLOW):
+        where = "checkpoint_format" if requested else "$TENSORWEAVE_CHECKPOINT_FORMAT"
+        raise ValueError(f"{where} is {chosen!r}; it must be {checkpoint_format.TENSORWEAVE!r} (Tensorweave's own "
+                         f"format) or {checkpoint_format.TENSORFLOW!r} (TensorFlow's tensor bundle, which real "
+                         f"TensorFlow restores)")
+    return chosen
 
 
 def _run_value(sess, tensor_or_var):

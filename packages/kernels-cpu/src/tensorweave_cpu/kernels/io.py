@@ -27,10 +27,11 @@ def _texts(values, what, count):
 
 
 @KERNELS.register("SaveV2")
-def _save(prefix, tensor_names, shape_and_slices, *tensors, dtypes):
+def _save(prefix, tensor_names, shape_and_slices, *tensors, dtypes, node):
     names = _texts(tensor_names, "tensor_names", len(tensors))
     specs = _texts(shape_and_slices, "shape_and_slices", len(tensors))
-    checkpoint_format.write_checkpoint(_text(prefix), list(zip(names, specs, tensors, dtypes)))
+    checkpoint_format.write_checkpoint(_text(prefix), list(zip(names, specs, tensors, dtypes)),
+                                       node.attrs.get("_checkpoint_format", checkpoint_format.TENSORWEAVE))
 
 
 @KERNELS.register("RestoreV2")
@@ -39,14 +40,13 @@ def _restore(prefix, tensor_names, shape_and_slices, *, dtypes, shapes):
     names = _texts(tensor_names, "tensor_names", len(dtypes))
     specs = _texts(shape_and_slices, "shape_and_slices", len(dtypes))
     reader = checkpoint_format.CheckpointReader(prefix)
-    saved_dtypes = reader.variable_to_dtype_map()
     out = []
     for i, (name, spec, dtype) in enumerate(zip(names, specs, dtypes)):
         value = reader.get_slice(name, spec)
-        if saved_dtypes[name] is not dtype:
+        saved = reader.dtype_of(name)
+        if saved is not dtype:
             raise errors.InvalidArgumentError(None, None, (
-                f"{name!r} is {saved_dtypes[name].name} in checkpoint {prefix!r}, but it is restored as "
-                f"{dtype.name}"))
+                f"{name!r} is {saved.name} in checkpoint {prefix!r}, but it is restored as {dtype.name}"))
         if shapes and not shapes[i].is_compatible_with(value.shape):
             raise errors.InvalidArgumentError(None, None, (
                 f"{name!r} has shape {list(value.shape)} in checkpoint {prefix!r}, but the variable it restores "
