@@ -8,8 +8,9 @@ as TF's iterators do (a map function failing on one element fails only that elem
 
 Row iterators: where every element is a row of the same arrays (the slices of ``from_tensor_slices``, then
 repeated, shuffled, taken or skipped), an iterator's ``rows`` are those arrays and ``next_rows(n)`` returns
-the indices of its next ``n`` elements (fewer only at the end), so a batch is one gather per component
-instead of a stack of ``n`` slices. ``next()`` and ``next_rows()`` advance the same position.
+the indices of its next ``n`` elements (fewer only at the end) as a ``range`` or a 1-D intp array, so a batch
+is one gather per component instead of a stack of ``n`` slices. ``next()`` and ``next_rows()`` advance the
+same position.
 """
 
 import numpy as np
@@ -51,7 +52,7 @@ class RowIterator(ElementIterator):
 
     def next(self):
         found = self.next_rows(1)
-        if not found:
+        if not len(found):
             return None
         i = found[0]
         return tuple([c[i, ...] for c in self.rows])
@@ -117,3 +118,10 @@ class FunctionCall:
 
 def shape_text(shape):
     return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def row_indices(found):
+    """``next_rows``' result as an intp array (a range without listing it)."""
+    if isinstance(found, range):
+        return np.arange(found.start, found.stop, found.step, dtype=np.intp)
+    return np.asarray(found, dtype=np.intp)

@@ -78,7 +78,7 @@ class _RowBatchIterator(ElementIterator):
             return None
         if isinstance(found, range):
             return tuple([c[found.start:found.stop] for c in self._source.rows])
-        index = np.array(found, dtype=np.intp)
+        index = np.asarray(found, dtype=np.intp)
         return tuple([c[index] for c in self._source.rows])
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from tensorweave.extension import errors
 
-from tensorweave_cpu.data.base import DatasetValue, ElementIterator, RowIterator
+from tensorweave_cpu.data.base import DatasetValue, ElementIterator, RowIterator, row_indices
 
 
 class Repeat(DatasetValue):
@@ -54,15 +54,18 @@ class _RepeatIterator(ElementIterator):
         return None
 
     def next_rows(self, n):
-        out = []
-        while self._current is not None and len(out) < n:
-            found = self._current.next_rows(n - len(out))
-            if found:
+        pieces, count = [], 0
+        while self._current is not None and count < n:
+            found = self._current.next_rows(n - count)
+            if len(found):
                 self._produced = True
-                out.extend(found)
+                pieces.append(found)
+                count += len(found)
             else:
                 self._next_epoch()
-        return out
+        if len(pieces) == 1:
+            return pieces[0]
+        return np.concatenate([row_indices(p) for p in pieces]) if pieces else range(0)
 
 
 class Take(DatasetValue):
@@ -208,40 +211,39 @@ class _RowShuffleIterator(RowIterator):
     def __init__(self, source, size, rng):
         self._source, self._size, self._rng = source, size, rng
         self.rows = source.rows
-        self._buffer, self._pending = np.empty(0, np.intp), []
+        self._buffer, self._pending = np.empty(0, np.intp), np.empty(0, np.intp)
         self._source_done = False
 
     def next_rows(self, n):
-        pending, size = self._pending, self._size
-        if not self._source_done and len(pending) < size + n:
-            want = size + n - len(pending)
+        size = self._size
+        if not self._source_done and len(self._pending) < size + n:
+            want = size + n - len(self._pending)
             found = self._source.next_rows(want)
             self._source_done = len(found) < want
-            pending.extend(found)
-        taken = 0
+            self._pending = np.concatenate([self._pending, row_indices(found)])
+        pending, taken = self._pending, 0
         if len(self._buffer) < size:
             taken = min(size - len(self._buffer), len(pending))
-            self._buffer = np.concatenate([self._buffer, np.asarray(pending[:taken], np.intp)])
+            self._buffer = np.concatenate([self._buffer, pending[:taken]])
         buffer = self._buffer
         if not len(buffer):
-            return []
+            return range(0)
         draws = self._rng.random(n)
         steady = min(n, len(pending) - taken) if len(buffer) == size else 0
-        out = []
-        if steady:
-            out = self._draw_steady(draws[:steady], np.asarray(pending[taken:taken + steady], np.intp)).tolist()
-            taken += steady
+        out = self._draw_steady(draws[:steady], pending[taken:taken + steady]) if steady else range(0)
+        taken += steady
         if steady < n:  # the input is done: each draw takes a row and the last row fills its slot
-            count = len(buffer)
+            drained, count = [], len(buffer)
             for u in draws[steady:].tolist():
                 if not count:
                     break
                 i = int(u * count)
-                out.append(int(buffer[i]))
+                drained.append(buffer[i])
                 count -= 1
                 buffer[i] = buffer[count]
             self._buffer = buffer[:count]
-        del pending[:taken]
+            out = np.concatenate([row_indices(out), np.array(drained, np.intp)])
+        self._pending = pending[taken:]
         return out
 
     def _draw_steady(self, draws, new):
