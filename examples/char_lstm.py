@@ -18,14 +18,14 @@ import numpy as np
 import tensorweave as tf
 
 flags = tf.app.flags
-flags.DEFINE_integer("steps", 1000, "Training steps.")
+flags.DEFINE_integer("steps", 500, "Training steps.")
 flags.DEFINE_integer("units", 128, "LSTM units per layer.")
 flags.DEFINE_integer("layers", 1, "Stacked LSTM layers (a MultiRNNCell when more than one).")
 flags.DEFINE_integer("seq_len", 50, "Characters per training window.")
 flags.DEFINE_integer("batch_size", 32, "Windows per step.")
 flags.DEFINE_float("learning_rate", 0.005, "Adam's learning rate.")
 flags.DEFINE_float("clip_norm", 5.0, "Gradients are clipped to this global norm.")
-flags.DEFINE_integer("eval_every", 200, "Steps between evaluations on the held-out text.")
+flags.DEFINE_integer("eval_every", 100, "Steps between evaluations on the held-out text.")
 flags.DEFINE_integer("sample_length", 300, "Characters written at the end.")
 flags.DEFINE_integer("seed", 0, "Seed of the weights, the batches and the sampling.")
 FLAGS = flags.FLAGS
