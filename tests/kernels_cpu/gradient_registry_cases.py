@@ -138,6 +138,12 @@ CASES = {
         tf.constant([1, 3, 3, 2]), f, g, **CONV)),
     "Conv2DBackpropFilter": Case([(1, 3, 3, 2), (1, 3, 3, 3)], lambda x, g: tf.nn.conv2d_backprop_filter(
         x, tf.constant([2, 2, 2, 3]), g, **CONV)),
+    "DepthwiseConv2dNative": Case([(1, 4, 3, 2), (2, 2, 2, 2)], lambda x, f: tf.nn.depthwise_conv2d_native(
+        x, f, [1, 2, 1, 1], "SAME")),
+    "DepthwiseConv2dNativeBackpropInput": Case([(2, 2, 2, 2), (1, 2, 3, 4)], lambda f, g: (
+        tf.nn.depthwise_conv2d_native_backprop_input(tf.constant([1, 4, 3, 2]), f, g, [1, 2, 1, 1], "SAME"))),
+    "DepthwiseConv2dNativeBackpropFilter": Case([(1, 4, 3, 2), (1, 2, 3, 4)], lambda x, g: (
+        tf.nn.depthwise_conv2d_native_backprop_filter(x, tf.constant([2, 2, 2, 2]), g, [1, 2, 1, 1], "SAME"))),
     # ---- reductions and scans
     "Sum": Case([(2, 3)], lambda x: [tf.reduce_sum(x, 1), tf.reduce_sum(x)]),
     "Mean": Case([(2, 3)], lambda x: [tf.reduce_mean(x, 0), tf.reduce_mean(x, keepdims=True)]),

@@ -2,6 +2,7 @@
 
 from tensorweave.ops.candidate_sampling_ops import *  # noqa: F401,F403
 from tensorweave.ops.conv_ops import *  # noqa: F401,F403
+from tensorweave.ops.depthwise_conv_ops import *  # noqa: F401,F403
 from tensorweave.ops.embedding_ops import *  # noqa: F401,F403
 from tensorweave.ops.loss_ops import *  # noqa: F401,F403
 from tensorweave.ops.nn_ops import *  # noqa: F401,F403
