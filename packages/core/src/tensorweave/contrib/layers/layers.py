@@ -37,15 +37,15 @@ _WEIGHTS_AND_BIASES = {"kernel": "weights", "bias": "biases"}
 
 def _add_to_collections(variable, collections_set, key):
     """``variables_collections`` is a list of collections for every variable, or a dict keyed by variable kind."""
-    collections = collections_set.get(key) if isinstance(collections_set, dict) else collections_set
-    for collection in collections or ():
+    collections = _collections(collections_set, key)
+    for collection in [collections] if isinstance(collections, str) else collections or ():
         if variable not in graph_mod.get_collection(collection):
             graph_mod.add_to_collection(collection, variable)
 
 
 def _collect_outputs(collections, outputs):
-    for collection in collections or ():
-        graph_mod.add_to_collection(collection, outputs)
+    if collections:
+        graph_mod.add_to_collections(collections, outputs)
     return outputs
 
 
