@@ -144,6 +144,16 @@ CASES = {
         tf.nn.depthwise_conv2d_native_backprop_input(tf.constant([1, 4, 3, 2]), f, g, [1, 2, 1, 1], "SAME"))),
     "DepthwiseConv2dNativeBackpropFilter": Case([(1, 4, 3, 2), (1, 2, 3, 4)], lambda x, g: (
         tf.nn.depthwise_conv2d_native_backprop_filter(x, tf.constant([2, 2, 2, 2]), g, [1, 2, 1, 1], "SAME"))),
+    "Conv3D": Case([(1, 3, 2, 3, 2), (2, 2, 2, 2, 2)], lambda x, f: tf.nn.conv3d(x, f, [1, 2, 1, 1, 1], "SAME")),
+    "Conv3DBackpropInputV2": Case([(2, 2, 2, 2, 2), (1, 2, 2, 3, 2)], lambda f, g: tf.nn.conv3d_transpose(
+        g, f, [1, 3, 2, 3, 2], [1, 2, 1, 1, 1], "SAME")),
+    "Conv3DBackpropFilterV2": Case([(1, 3, 2, 3, 2), (1, 2, 2, 3, 2)], lambda x, g: tf.nn.conv3d_backprop_filter_v2(
+        x, tf.constant([2, 2, 2, 2, 2]), g, [1, 2, 1, 1, 1], "SAME")),
+    "MaxPool3D": Case([(1, 3, 3, 2, 2)], lambda x: tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME")),
+    "AvgPool3D": Case([(1, 3, 3, 2, 2)], lambda x: tf.nn.avg_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME")),
+    "AvgPool3DGrad": Case([(1, 3, 2, 2, 2)], lambda g: op("AvgPool3DGrad", [tf.constant([1, 3, 3, 2, 2]), g],
+                                                        ksize=[1, 2, 2, 2, 1], strides=[1, 1, 2, 1, 1],
+                                                        padding="SAME", data_format="NDHWC")),
     # ---- reductions and scans
     "Sum": Case([(2, 3)], lambda x: [tf.reduce_sum(x, 1), tf.reduce_sum(x)]),
     "Mean": Case([(2, 3)], lambda x: [tf.reduce_mean(x, 0), tf.reduce_mean(x, keepdims=True)]),

@@ -1,6 +1,7 @@
 """``tf.nn``: activations, softmax and cross-entropies, convolution, pooling, dropout, embeddings, recurrent networks."""
 
 from tensorweave.ops.candidate_sampling_ops import *  # noqa: F401,F403
+from tensorweave.ops.conv3d_ops import *  # noqa: F401,F403
 from tensorweave.ops.conv_ops import *  # noqa: F401,F403
 from tensorweave.ops.depthwise_conv_ops import *  # noqa: F401,F403
 from tensorweave.ops.embedding_ops import *  # noqa: F401,F403

@@ -1,5 +1,6 @@
-"""TF1's other convolution layers: Conv1D, Conv2DTranspose, SeparableConv1D and SeparableConv2D (Conv2D is in
-``core.py``), with Keras' variable names (``kernel``, ``bias``, ``depthwise_kernel``, ``pointwise_kernel``).
+"""TF1's other convolution layers: Conv1D, Conv3D, Conv2DTranspose, Conv3DTranspose, SeparableConv1D and
+SeparableConv2D (Conv2D is in ``core.py``), with Keras' variable names (``kernel``, ``bias``,
+``depthwise_kernel``, ``pointwise_kernel``).
 
 1-D layers run the 2-D ops on an inserted height of 1, as TF does; ``padding="causal"`` (1-D only) pads the start
 of the sequence so each output sees only earlier steps.
@@ -8,11 +9,11 @@ of the sequence so each output sees only earlier steps.
 from tensorweave.framework import tensor_shape
 from tensorweave.layers.core import Layer, _data_format
 from tensorweave.ops import (
-    concat_split_ops, conv_ops, depthwise_conv_ops, init_ops, nn_ops, pad_tile_ops, shape_ops,
+    concat_split_ops, conv3d_ops, conv_ops, depthwise_conv_ops, init_ops, nn_ops, pad_tile_ops, shape_ops,
 )
 
-__all__ = ["Conv1D", "Conv2DTranspose", "SeparableConv1D", "SeparableConv2D", "conv1d", "conv2d_transpose",
-           "separable_conv1d", "separable_conv2d"]
+__all__ = ["Conv1D", "Conv2DTranspose", "Conv3D", "Conv3DTranspose", "SeparableConv1D", "SeparableConv2D", "conv1d",
+           "conv2d_transpose", "conv3d", "conv3d_transpose", "separable_conv1d", "separable_conv2d"]
 
 
 def _tuple(value, rank, what):
@@ -122,24 +123,19 @@ def _deconv_length(size, kernel, stride, dilation, padding, output_padding):
     return (size - 1) * stride + kernel - 2 * pad + output_padding
 
 
-class Conv2DTranspose(_Conv):
-    """The transpose of Conv2D ("deconvolution"), kernel ``kernel_size + (filters, in_channels)``: each input
-    pixel spreads ``strides`` apart over the output."""
+class _ConvTranspose(_Conv):
+    """The transpose of a convolution ("deconvolution"), kernel ``kernel_size + (filters, in_channels)``: each
+    input cell spreads ``strides`` apart over the output."""
 
-    _base_name = "conv2d_transpose"
-
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
-                 activation=None, use_bias=True, kernel_initializer=None,
-                 bias_initializer=init_ops.zeros_initializer(), kernel_regularizer=None, bias_regularizer=None,
-                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
-                 output_padding=None, dilation_rate=(1, 1), **kwargs):
-        # TF1's positional order; output_padding and dilation_rate are Keras' later keywords
-        super().__init__(2, filters, kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias,
-                         bias_initializer, bias_regularizer, bias_constraint, trainable, name,
+    def __init__(self, rank, filters, kernel_size, strides, padding, data_format, activation, use_bias,
+                 kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer, activity_regularizer,
+                 kernel_constraint, bias_constraint, trainable, name, output_padding, dilation_rate, **kwargs):
+        super().__init__(rank, filters, kernel_size, strides, padding, data_format, dilation_rate, activation,
+                         use_bias, bias_initializer, bias_regularizer, bias_constraint, trainable, name,
                          activity_regularizer=activity_regularizer, **kwargs)
-        self.output_padding = None if output_padding is None else _tuple(output_padding, 2, "output_padding")
+        self.output_padding = None if output_padding is None else _tuple(output_padding, rank, "output_padding")
         if self.output_padding is not None and any(p >= s for p, s in zip(self.output_padding, self.strides)):
-            raise ValueError(f"Conv2DTranspose: output_padding {self.output_padding} must be smaller than the "
+            raise ValueError(f"{type(self).__name__}: output_padding {self.output_padding} must be smaller than the "
                              f"strides {self.strides}")
         self.kernel_initializer, self.kernel_regularizer = kernel_initializer, kernel_regularizer
         self.kernel_constraint = kernel_constraint
@@ -152,32 +148,81 @@ class Conv2DTranspose(_Conv):
         self._build_bias()
 
     def call(self, inputs):
-        h_axis, w_axis = (2, 3) if self.channels_first else (1, 2)
+        first = 2 if self.channels_first else 1
         dynamic = shape_ops.shape(inputs)
-        static = inputs.shape.as_list()
-        paddings = self.output_padding or (None, None)
-        sizes = []
-        for axis, i in ((h_axis, 0), (w_axis, 1)):
-            args = (self.kernel_size[i], self.strides[i], self.dilation_rate[i], self.padding, paddings[i])
-            if static[axis] is not None:
-                sizes.append(_deconv_length(static[axis], *args))
-            else:  # the same arithmetic on the dynamic size
-                kernel = (args[0] - 1) * args[2] + 1
-                if paddings[i] is not None:
-                    pad = kernel // 2 if self.padding == "same" else 0
-                    sizes.append((dynamic[axis] - 1) * args[1] + (kernel - 2 * pad + paddings[i]))
-                elif self.padding == "valid":
-                    sizes.append(dynamic[axis] * args[1] + max(kernel - args[1], 0))
-                else:
-                    sizes.append(dynamic[axis] * args[1])
+        static = inputs.shape.with_rank(self.rank + 2).as_list()
+        paddings = self.output_padding or (None,) * self.rank
+        sizes = [_deconv_length(static[first + i] if static[first + i] is not None else dynamic[first + i],
+                                self.kernel_size[i], self.strides[i], self.dilation_rate[i], self.padding,
+                                paddings[i]) for i in range(self.rank)]
         shape = [dynamic[0], self.filters, *sizes] if self.channels_first else [dynamic[0], *sizes, self.filters]
-        output_shape = concat_split_ops.stack(shape)
-        fmt = "NCHW" if self.channels_first else "NHWC"
-        outputs = conv_ops.conv2d_transpose(inputs, self.kernel, output_shape, strides=list(self.strides),
-                                            padding=self.padding.upper(), data_format=fmt,
-                                            dilations=list(self.dilation_rate))
-        known = [static[0]] + [s if isinstance(s, int) else None for s in sizes]
-        outputs.set_shape([known[0], self.filters, *known[1:]] if self.channels_first else known + [self.filters])
+        transpose = conv_ops.conv2d_transpose if self.rank == 2 else conv3d_ops.conv3d_transpose
+        fmt = {(2, False): "NHWC", (2, True): "NCHW", (3, False): "NDHWC", (3, True): "NCDHW"}[
+            (self.rank, self.channels_first)]
+        outputs = transpose(inputs, self.kernel, concat_split_ops.stack(shape), strides=list(self.strides),
+                            padding=self.padding.upper(), data_format=fmt, dilations=list(self.dilation_rate))
+        known = [s if isinstance(s, int) else None for s in sizes]
+        outputs.set_shape([static[0], self.filters, *known] if self.channels_first else
+                          [static[0], *known, self.filters])
+        return self._finish(outputs)
+
+
+class Conv2DTranspose(_ConvTranspose):
+    _base_name = "conv2d_transpose"
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
+                 activation=None, use_bias=True, kernel_initializer=None,
+                 bias_initializer=init_ops.zeros_initializer(), kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+                 output_padding=None, dilation_rate=(1, 1), **kwargs):
+        # TF1's positional order; output_padding and dilation_rate are Keras' later keywords
+        super().__init__(2, filters, kernel_size, strides, padding, data_format, activation, use_bias,
+                         kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                         activity_regularizer, kernel_constraint, bias_constraint, trainable, name, output_padding,
+                         dilation_rate, **kwargs)
+
+
+class Conv3DTranspose(_ConvTranspose):
+    _base_name = "conv3d_transpose"
+
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid", data_format="channels_last",
+                 activation=None, use_bias=True, kernel_initializer=None,
+                 bias_initializer=init_ops.zeros_initializer(), kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+                 output_padding=None, dilation_rate=(1, 1, 1), **kwargs):
+        super().__init__(3, filters, kernel_size, strides, padding, data_format, activation, use_bias,
+                         kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                         activity_regularizer, kernel_constraint, bias_constraint, trainable, name, output_padding,
+                         dilation_rate, **kwargs)
+
+
+class Conv3D(_Conv):
+    """3-D convolution with a ``kernel_size + (in_channels, filters)`` kernel, then bias and activation."""
+
+    _base_name = "conv3d"
+
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid", data_format="channels_last",
+                 dilation_rate=(1, 1, 1), activation=None, use_bias=True, kernel_initializer=None,
+                 bias_initializer=init_ops.zeros_initializer(), kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+                 **kwargs):
+        super().__init__(3, filters, kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias,
+                         bias_initializer, bias_regularizer, bias_constraint, trainable, name,
+                         activity_regularizer=activity_regularizer, **kwargs)
+        self.kernel_initializer, self.kernel_regularizer = kernel_initializer, kernel_regularizer
+        self.kernel_constraint = kernel_constraint
+        self.kernel = None
+
+    def build(self, input_shape):
+        self.kernel = self.add_weight("kernel", list(self.kernel_size) + [self._channels(input_shape), self.filters],
+                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self._build_bias()
+
+    def call(self, inputs):
+        fmt = "NCDHW" if self.channels_first else "NDHWC"
+        outputs = conv3d_ops.conv3d(inputs, self.kernel, strides=list(self.strides), padding=self.padding.upper(),
+                                    data_format=fmt, dilations=list(self.dilation_rate))
         return self._finish(outputs)
 
 
@@ -272,6 +317,10 @@ conv1d = _layer_function(Conv1D, "`conv1d`: a Conv1D layer applied to ``inputs``
                                  "``/bias``.")
 conv2d_transpose = _layer_function(Conv2DTranspose, "`conv2d_transpose`: a Conv2DTranspose layer applied to "
                                                     "``inputs``; kernel ``[kh, kw, filters, in]``.")
+conv3d = _layer_function(Conv3D, "`conv3d`: a Conv3D layer applied to ``inputs``; kernel ``[kd, kh, kw, in, "
+                                 "filters]``.")
+conv3d_transpose = _layer_function(Conv3DTranspose, "`conv3d_transpose`: a Conv3DTranspose layer applied to "
+                                                    "``inputs``; kernel ``[kd, kh, kw, filters, in]``.")
 separable_conv1d = _layer_function(SeparableConv1D, "`separable_conv1d`: a SeparableConv1D layer applied to "
                                                     "``inputs``.")
 separable_conv2d = _layer_function(SeparableConv2D, "`separable_conv2d`: a SeparableConv2D layer applied to "

@@ -1,10 +1,12 @@
-"""TF1's 1-D pooling layers (2-D ones are in ``core.py``): max and average pooling over a [batch, steps, channels]
-(or channels_first) sequence, run as 2-D pooling over an inserted axis of size 1, as TF does."""
+"""TF1's 1-D and 3-D pooling layers (2-D ones are in ``core.py``). 1-D pooling over a [batch, steps, channels]
+(or channels_first) sequence runs as 2-D pooling over an inserted axis of size 1, as TF does."""
 
 from tensorweave.layers.core import Layer, _data_format, _padding
-from tensorweave.ops import pooling_ops, shape_ops
+from tensorweave.layers.convolutional import _tuple
+from tensorweave.ops import conv3d_ops, pooling_ops, shape_ops
 
-__all__ = ["AveragePooling1D", "MaxPooling1D", "average_pooling1d", "max_pooling1d"]
+__all__ = ["AveragePooling1D", "AveragePooling3D", "MaxPooling1D", "MaxPooling3D", "average_pooling1d",
+           "average_pooling3d", "max_pooling1d", "max_pooling3d"]
 
 
 def _size(value, what):
@@ -52,3 +54,37 @@ def max_pooling1d(inputs, pool_size, strides, padding="valid", data_format="chan
 
 def average_pooling1d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
     return AveragePooling1D(pool_size, strides, padding, data_format, name)(inputs)
+
+
+class _Pooling3D(Layer):
+    _op = None
+
+    def __init__(self, pool_size, strides, padding="valid", data_format="channels_last", name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.pool_size = _tuple(pool_size, 3, "pool_size")
+        self.strides = _tuple(strides, 3, "strides")
+        self.padding = _padding(padding)
+        self.data_format = data_format
+        self.channels_first = _data_format(data_format) == "NCHW"
+
+    def call(self, inputs):
+        return getattr(conv3d_ops, self._op)(inputs, self.pool_size, self.strides, self.padding,
+                                             data_format="NCDHW" if self.channels_first else "NDHWC")
+
+
+class MaxPooling3D(_Pooling3D):
+    _base_name = "max_pooling3d"
+    _op = "max_pool3d"
+
+
+class AveragePooling3D(_Pooling3D):
+    _base_name = "average_pooling3d"
+    _op = "avg_pool3d"
+
+
+def max_pooling3d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    return MaxPooling3D(pool_size, strides, padding, data_format, name)(inputs)
+
+
+def average_pooling3d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    return AveragePooling3D(pool_size, strides, padding, data_format, name)(inputs)

@@ -42,6 +42,7 @@ OP_MODULES = (
     "tensorweave.ops.nn_ops",
     "tensorweave.ops.conv_ops",
     "tensorweave.ops.depthwise_conv_ops",
+    "tensorweave.ops.conv3d_ops",
     "tensorweave.ops.pooling_ops",
     "tensorweave.ops.loss_ops",
     "tensorweave.ops.top_k_ops",

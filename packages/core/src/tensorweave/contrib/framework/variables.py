@@ -7,7 +7,7 @@ import contextlib
 from tensorweave.contrib.framework.arg_scope import add_arg_scope
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.graph import GraphKeys
-from tensorweave.ops import variable_scope as vs
+from tensorweave.ops import variable_scope as vs, variables
 from tensorweave.train.training_util import get_global_step, get_or_create_global_step  # noqa: F401
 
 __all__ = ["add_model_variable", "get_global_step", "get_local_variables", "get_model_variables",
@@ -40,8 +40,8 @@ def model_variable(name, shape=None, dtype=None, initializer=None, regularizer=N
 
 
 def local_variable(initial_value, validate_shape=True, name=None, use_resource=None):
-    from tensorweave.ops.variables import Variable
-    return Variable(initial_value, trainable=False, collections=[GraphKeys.LOCAL_VARIABLES],
+    """A non-trainable variable in ``GraphKeys.LOCAL_VARIABLES`` (initialized by local_variables_initializer)."""
+    return variables.Variable(initial_value, trainable=False, collections=[GraphKeys.LOCAL_VARIABLES],
                     validate_shape=validate_shape, name=name)
 
 
