@@ -69,6 +69,7 @@ from tensorweave.ops.reduction_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.segment_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.shape_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.slicing_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.space_depth_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.sort_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.special_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.state_ops import *  # noqa: E402,F401,F403

@@ -3,6 +3,7 @@
 from tensorweave.ops.candidate_sampling_ops import *  # noqa: F401,F403
 from tensorweave.ops.conv3d_ops import *  # noqa: F401,F403
 from tensorweave.ops.conv_ops import *  # noqa: F401,F403
+from tensorweave.ops.convolution_ops import *  # noqa: F401,F403
 from tensorweave.ops.depthwise_conv_ops import *  # noqa: F401,F403
 from tensorweave.ops.embedding_ops import *  # noqa: F401,F403
 from tensorweave.ops.loss_ops import *  # noqa: F401,F403
@@ -10,6 +11,7 @@ from tensorweave.ops.nn_ops import *  # noqa: F401,F403
 from tensorweave.ops.normalization_ops import *  # noqa: F401,F403
 from tensorweave.ops.pooling_ops import *  # noqa: F401,F403
 from tensorweave.ops.sampled_loss_ops import *  # noqa: F401,F403
+from tensorweave.ops.space_depth_ops import depth_to_space, space_to_depth  # noqa: F401
 from tensorweave.ops.top_k_ops import *  # noqa: F401,F403
 from tensorweave.ops.unary_math_ops import sigmoid, tanh  # noqa: F401 - tf.nn has these math ops too
 from tensorweave.rnn import (  # noqa: F401
