@@ -146,6 +146,9 @@ CASES = {
         tf.nn.depthwise_conv2d_native_backprop_filter(x, tf.constant([2, 2, 2, 2]), g, [1, 2, 1, 1], "SAME"))),
     "DepthToSpace": Case([(1, 2, 1, 8)], lambda x: tf.depth_to_space(x, 2)),
     "SpaceToDepth": Case([(1, 4, 2, 3)], lambda x: tf.space_to_depth(x, 2)),
+    "CTCLoss": Case([(4, 2, 3)], lambda x: tf.nn.ctc_loss(tf.SparseTensor(
+        tf.constant([[0, 0], [0, 1], [1, 0]], tf.int64), tf.constant([1, 0, 1]), tf.constant([2, 2], tf.int64)),
+        x, [4, 3])),
     "Conv3D": Case([(1, 3, 2, 3, 2), (2, 2, 2, 2, 2)], lambda x, f: tf.nn.conv3d(x, f, [1, 2, 1, 1, 1], "SAME")),
     "Conv3DBackpropInputV2": Case([(2, 2, 2, 2, 2), (1, 2, 2, 3, 2)], lambda f, g: tf.nn.conv3d_transpose(
         g, f, [1, 3, 2, 3, 2], [1, 2, 1, 1, 1], "SAME")),

@@ -4,6 +4,7 @@ from tensorweave.ops.candidate_sampling_ops import *  # noqa: F401,F403
 from tensorweave.ops.conv3d_ops import *  # noqa: F401,F403
 from tensorweave.ops.conv_ops import *  # noqa: F401,F403
 from tensorweave.ops.convolution_ops import *  # noqa: F401,F403
+from tensorweave.ops.ctc_ops import *  # noqa: F401,F403
 from tensorweave.ops.depthwise_conv_ops import *  # noqa: F401,F403
 from tensorweave.ops.embedding_ops import *  # noqa: F401,F403
 from tensorweave.ops.loss_ops import *  # noqa: F401,F403
