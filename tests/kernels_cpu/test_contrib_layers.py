@@ -46,6 +46,15 @@ CONTRIB = {
             "Conv/weights:0": "conv2d/kernel:0", "Conv/biases:0": "conv2d/bias:0"}),
     "contrib_reference_conv1d": (lambda x: layers.convolution(x, 4, 3), {
         "Conv/weights:0": "conv1d/kernel:0", "Conv/biases:0": "conv1d/bias:0"}),
+    "layers_separable_conv2d": (
+        lambda x: slim.separable_conv2d(x, 4, 3, depth_multiplier=2, activation_fn=None), {
+            "SeparableConv2d/depthwise_weights:0": "separable_conv2d/depthwise_kernel:0",
+            "SeparableConv2d/pointwise_weights:0": "separable_conv2d/pointwise_kernel:0",
+            "SeparableConv2d/biases:0": "separable_conv2d/bias:0"}),
+    "layers_conv2d_transpose_same_stride2": (
+        lambda x: layers.conv2d_transpose(x, 2, 3, stride=2, activation_fn=None), {
+            "Conv2d_transpose/weights:0": "conv2d_transpose/kernel:0",
+            "Conv2d_transpose/biases:0": "conv2d_transpose/bias:0"}),
     "contrib_reference_batch_norm_training": (
         lambda x: PROGRAMS._with_moving_stats(tf, slim.batch_norm(x, is_training=True)), {
             "BatchNorm/beta:0": "batch_normalization/beta:0",
@@ -68,8 +77,8 @@ def test_contrib_layer_matches_the_tf_layer_it_is_built_on(name):
         x = tf.placeholder(tf.float32, shape)
         outputs = build(x)
         outputs = outputs if isinstance(outputs, list) else [outputs]
-        variables = sorted(tf.global_variables(), key=lambda v: v.name)
-        assert [names[v.name] for v in variables] == want["names"]
+        variables = sorted(tf.global_variables(), key=lambda v: names[v.name])  # in the order TF's are
+        assert sorted(names[v.name] for v in variables) == sorted(want["names"])
         assert sorted(v.name for v in slim.get_model_variables()) == sorted(names)
         loss = tf.add_n([tf.reduce_sum(t * t + 0.5 * t) for t in outputs])
         grads = tf.gradients(loss, [x] + [v for v in variables if v.trainable])
@@ -285,3 +294,21 @@ def test_slim_losses_take_predictions_first():
     np.testing.assert_allclose(got[:3], want, rtol=1e-6)
     np.testing.assert_allclose(got[3], np.maximum(0, 1 - (2 * labels - 1) * logits))
     np.testing.assert_allclose(total, sum(want) * 2, rtol=1e-6)
+
+
+def test_separable_conv2d_without_num_outputs_is_depthwise_only():
+    """slim.separable_conv2d(x, None, ...) (MobileNet's depthwise layers): depthwise_weights and biases over
+    in_channels * depth_multiplier channels, no pointwise step."""
+    x_value = np.random.RandomState(3).randn(2, 5, 5, 3).astype(np.float32)
+    with tf.Graph().as_default():
+        x = tf.constant(x_value)
+        y = slim.separable_conv2d(x, None, [3, 3], depth_multiplier=2, stride=2, activation_fn=None,
+                                  biases_initializer=tf.constant_initializer(0.5))
+        assert _names(slim.get_model_variables()) == ["SeparableConv2d/depthwise_weights", "SeparableConv2d/biases"]
+        w = slim.get_model_variables()[0]
+        want = tf.nn.depthwise_conv2d(x, w, [1, 2, 2, 1], "SAME") + 0.5
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            got, want = sess.run([y, want])
+    assert got.shape == (2, 3, 3, 6)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
