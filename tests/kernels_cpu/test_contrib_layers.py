@@ -312,3 +312,31 @@ def test_separable_conv2d_without_num_outputs_is_depthwise_only():
             got, want = sess.run([y, want])
     assert got.shape == (2, 3, 3, 6)
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_optimize_loss_steps_clips_and_counts():
+    """optimize_loss with a float learning rate (the variable OptimizeLoss/learning_rate), an optimizer by name,
+    clipping by global norm and a gradient multiplier, against the same SGD step in numpy."""
+    x_value = np.array([[1.0, 2.0], [3.0, -1.0]], np.float32)
+    with tf.Graph().as_default():
+        w = tf.get_variable("w", initializer=np.array([[0.5], [-0.5]], np.float32))
+        b = tf.get_variable("b", initializer=np.array([0.0], np.float32))
+        loss = tf.reduce_mean(tf.square(tf.matmul(x_value, w) + b - 1.0))
+        step = tf.train.get_or_create_global_step()
+        train = layers.optimize_loss(loss, step, 0.1, "SGD", clip_gradients=1.0, gradient_multipliers={"b:0": 2.0},
+                                     summaries=[])
+        assert "OptimizeLoss/learning_rate" in _names(tf.global_variables())
+        grads = tf.gradients(loss, [w, b])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            gw, gb = sess.run(grads)
+            before, _ = sess.run([train, step])
+            w_after, b_after, step_after = sess.run([w, b, step])
+    gb = gb * 2.0
+    norm = np.sqrt((gw ** 2).sum() + (gb ** 2).sum())
+    factor = min(1.0, 1.0 / norm)
+    np.testing.assert_allclose(w_after, np.array([[0.5], [-0.5]]) - 0.1 * gw * factor, rtol=1e-5)
+    np.testing.assert_allclose(b_after, -0.1 * gb * factor, rtol=1e-5)
+    assert step_after == 1 and before > 0
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="Optimizer name should be one of"):
+        layers.optimize_loss(tf.constant(1.0) * tf.get_variable("v", []), None, 0.1, "Sgd")
