@@ -4,10 +4,11 @@ multipliers, the update ops run first, and TF's summaries when tf.summary is ins
 
 import numbers
 
-from tensorweave import plugins, train
+from tensorweave import train
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.framework.registry import get_registries
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import (
     clip_ops, control_flow_ops, init_ops, random_ops, shape_ops, variable_scope as vs, variables as variables_mod,
@@ -92,7 +93,7 @@ def _add_noise(gradients, scale):
 
 def _summary_api(summaries):
     """tf.summary when the board package is installed; asking for summaries without it is an ImportError."""
-    api = plugins.get_registries().api.get("summary")
+    api = get_registries().api.get("summary")
     if api is None and summaries is not None and summaries:
         raise ImportError("optimize_loss(summaries=...) needs tf.summary: pip install tensorweave[board]")
     return api
