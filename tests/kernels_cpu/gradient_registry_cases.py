@@ -32,6 +32,7 @@ def op(op_type, inputs, **attrs):
 
 POOL = {"ksize": [1, 2, 2, 1], "strides": [1, 1, 1, 1], "padding": "SAME", "data_format": "NHWC"}
 CONV = {"strides": [1, 1, 1, 1], "padding": "SAME"}
+POOL3D = {"ksize": [1, 2, 2, 2, 1], "strides": [1, 1, 2, 1, 1], "padding": "SAME", "data_format": "NDHWC"}
 LABELS = np.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]])
 
 
@@ -155,6 +156,10 @@ CASES = {
     "Conv3DBackpropFilterV2": Case([(1, 3, 2, 3, 2), (1, 2, 2, 3, 2)], lambda x, g: tf.nn.conv3d_backprop_filter_v2(
         x, tf.constant([2, 2, 2, 2, 2]), g, [1, 2, 1, 1, 1], "SAME")),
     "MaxPool3D": Case([(1, 3, 3, 2, 2)], lambda x: tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME")),
+    "MaxPool3DGrad": Case([(1, 3, 3, 2, 2), (1, 3, 2, 2, 2)], lambda x, g: op(
+        "MaxPool3DGrad", [x, tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME"), g], **POOL3D)),
+    "MaxPool3DGradGrad": Case([(1, 3, 3, 2, 2), (1, 3, 3, 2, 2)], lambda x, g: op(
+        "MaxPool3DGradGrad", [x, tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME"), g], **POOL3D)),
     "AvgPool3D": Case([(1, 3, 3, 2, 2)], lambda x: tf.nn.avg_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME")),
     "AvgPool3DGrad": Case([(1, 3, 2, 2, 2)], lambda g: op("AvgPool3DGrad", [tf.constant([1, 3, 3, 2, 2]), g],
                                                         ksize=[1, 2, 2, 2, 1], strides=[1, 1, 2, 1, 1],

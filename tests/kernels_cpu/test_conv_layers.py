@@ -74,3 +74,44 @@ def test_conv_ops_with_unknown_batch_and_a_layer_in_a_while_loop():
     assert y_value.shape == (3, 8, 8, 3) and z_value.shape == (3, 4, 4, 3) and out_value.shape == (1, 5, 2)
     assert [v.op.name for v in tf.global_variables() if "loop_conv" in v.op.name] == ["loop_conv/kernel",
                                                                                       "loop_conv/bias"]
+
+
+@pytest.mark.parametrize("kind", ["depthwise", "separable", "conv3d", "pool3d", "depth_to_space"])
+def test_channels_first_gives_the_channels_last_numbers(kind):
+    """TF's CPU kernels take only channels-last for these ops, so NCHW/NCDHW are checked against NHWC/NDHWC."""
+    rng = np.random.RandomState(4)
+    if kind in ("conv3d", "pool3d"):
+        x = rng.randn(2, 4, 5, 3, 2)
+        to_first, to_last = (0, 4, 1, 2, 3), (0, 2, 3, 4, 1)
+    else:
+        x = rng.randn(2, 4, 6, 4)
+        to_first, to_last = (0, 3, 1, 2), (0, 2, 3, 1)
+    w = rng.randn(2, 3, 4, 2)
+
+    def build(value, fmt):
+        first = fmt.startswith("NC")
+        if kind == "depthwise":
+            return tf.nn.depthwise_conv2d(value, w, [1, 1, 2, 1] if first else [1, 2, 1, 1], "SAME", rate=None,
+                                          data_format=fmt)
+        if kind == "separable":
+            return tf.nn.separable_conv2d(value, w, rng.randn(1, 1, 8, 3) * 0 + 0.5, [1, 1, 1, 1], "VALID",
+                                          rate=[2, 1], data_format=fmt)
+        if kind == "conv3d":
+            return tf.nn.conv3d(value, np.ones([2, 2, 2, 2, 3]), [1, 1, 1, 2, 2] if first else [1, 1, 2, 2, 1],
+                                "SAME", data_format=fmt)
+        if kind == "pool3d":
+            return [tf.nn.max_pool3d(value, [2, 2, 2], [2, 2, 1], "SAME", data_format=fmt),
+                    tf.nn.avg_pool3d(value, 3, 1, "SAME", data_format=fmt)]
+        return tf.nn.space_to_depth(tf.nn.depth_to_space(value, 2, data_format=fmt) * 2.0, 2, data_format=fmt)
+
+    xt = tf.constant(x)
+    last = build(xt, "NDHWC" if x.ndim == 5 else "NHWC")
+    first = build(tf.transpose(xt, to_first), "NCDHW" if x.ndim == 5 else "NCHW")
+    last, first = (v if isinstance(v, list) else [v] for v in (last, first))
+    grads_last = tf.gradients(tf.add_n([tf.reduce_sum(t * t) for t in last]), xt)
+    grads_first = tf.gradients(tf.add_n([tf.reduce_sum(t * t) for t in first]), xt)
+    with tf.Session() as sess:
+        last, first, grads_last, grads_first = sess.run([last, first, grads_last, grads_first])
+    for a, b in zip(last, first):
+        np.testing.assert_allclose(np.transpose(b, to_last), a, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(grads_first[0], grads_last[0], rtol=1e-10, atol=1e-10)

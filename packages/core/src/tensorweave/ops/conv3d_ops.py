@@ -35,6 +35,9 @@ AVG_POOL3D = DEFS.define("AvgPool3D", inputs=["input: T"], outputs=["output: T"]
 MAX_POOL3D_GRAD = DEFS.define(
     "MaxPool3DGrad", inputs=["orig_input: T", "orig_output: T", "grad: T"], outputs=["output: T"],
     attrs=_POOL_ATTRS, doc="Routes each 3-D window's gradient to its (first) maximum.")
+MAX_POOL3D_GRAD_GRAD = DEFS.define(
+    "MaxPool3DGradGrad", inputs=["orig_input: T", "orig_output: T", "grad: T"], outputs=["output: T"],
+    attrs=_POOL_ATTRS, doc="Picks, for each 3-D window, the gradient at its (first) maximum.")
 AVG_POOL3D_GRAD = DEFS.define(
     "AvgPool3DGrad", inputs=["orig_input_shape: int32", "grad: T"], outputs=["output: T"], attrs=_POOL_ATTRS,
     doc="Spreads each 3-D window's gradient evenly over its valid elements.")
@@ -143,6 +146,12 @@ def _max_pool3d_grad_shape(op):
     return op.inputs[0].shape.with_rank(5)
 
 
+@MAX_POOL3D_GRAD_GRAD.set_shape_fn
+def _max_pool3d_grad_grad_shape(op):
+    _check(op, op.inputs[0].shape.with_rank(5), op.inputs[2], "grad")
+    return pool3d_output_shape(op.inputs[0].shape, op)
+
+
 @AVG_POOL3D_GRAD.set_shape_fn
 def _avg_pool3d_grad_shape(op):
     input_shape = constant_value_as_shape(op.inputs[0]).with_rank(5)
@@ -190,6 +199,21 @@ def _conv3d_backprop_filter_grad(op, grad):
 def _max_pool3d_grad(op, grad):
     return [apply_op("MaxPool3DGrad", [op.inputs[0], op.outputs[0], grad], _attrs_of(op, _POOL_NAMES),
                      name="MaxPool3DGrad")]
+
+
+@MAX_POOL3D_GRAD.set_gradient
+def _max_pool3d_grad_grad(op, grad):
+    # the routing is piecewise constant in orig_input/orig_output, so only `grad` gets a gradient
+    orig_input, orig_output, _ = op.inputs
+    return [None, None, apply_op("MaxPool3DGradGrad", [orig_input, orig_output, grad], _attrs_of(op, _POOL_NAMES),
+                                 name="MaxPool3DGradGrad")]
+
+
+@MAX_POOL3D_GRAD_GRAD.set_gradient
+def _max_pool3d_grad_grad_grad(op, grad):
+    orig_input, orig_output, _ = op.inputs
+    return [None, None, apply_op("MaxPool3DGrad", [orig_input, orig_output, grad], _attrs_of(op, _POOL_NAMES),
+                                 name="MaxPool3DGrad")]
 
 
 @AVG_POOL3D.set_gradient

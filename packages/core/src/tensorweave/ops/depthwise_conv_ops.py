@@ -15,7 +15,8 @@ from tensorweave.ops import conv_ops
 
 DEFS = OpDefList()
 
-__all__ = ["atrous_conv2d", "depthwise_conv2d", "depthwise_conv2d_native", "depthwise_conv2d_native_backprop_filter",
+__all__ = ["atrous_conv2d", "depthwise_conv2d", "depthwise_conv2d_backprop_filter", "depthwise_conv2d_backprop_input",
+           "depthwise_conv2d_native", "depthwise_conv2d_native_backprop_filter",
            "depthwise_conv2d_native_backprop_input", "separable_conv2d"]
 
 _ATTRS = ["T: {float16, float32, float64}", "strides: list(int)", "padding: {'SAME', 'VALID', 'EXPLICIT'}",
@@ -127,6 +128,10 @@ def depthwise_conv2d_native_backprop_filter(input, filter_sizes, out_backprop, s
                                             data_format="NHWC", dilations=(1, 1, 1, 1), name=None):
     return _apply("DepthwiseConv2dNativeBackpropFilter", [input, conv_ops._sizes(filter_sizes), out_backprop],
                   conv_ops._attrs(strides, padding, data_format, dilations), name)
+
+
+depthwise_conv2d_backprop_input = depthwise_conv2d_native_backprop_input  # TF1's tf.nn has both names
+depthwise_conv2d_backprop_filter = depthwise_conv2d_native_backprop_filter
 
 
 def _rate(rate, dilations):

@@ -13,7 +13,7 @@ from tensorweave.extension import KernelSet, window_geometry
 
 KERNELS = KernelSet("CPU")
 ARRAY_NAMESPACE_GENERIC = frozenset({"Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2", "MaxPool3D",
-                                     "AvgPool3D", "MaxPool3DGrad", "AvgPool3DGrad"})
+                                     "AvgPool3D", "MaxPool3DGrad", "MaxPool3DGradGrad", "AvgPool3DGrad"})
 """Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too."""
 
 _FLOATS = ["float16", "float32", "float64"]
@@ -176,19 +176,37 @@ def _avg_pool3d(x, *, ksize, strides, padding, data_format, xp):
     return _from_last(total / volumes.valid_counts(xp, x.dtype), data_format)
 
 
+def _first_max_hits(x, out, volumes, xp):
+    """(index, hit) per window offset: hit marks the windows whose first maximum sits at that offset."""
+    padded = volumes.pad(x, xp, _lowest(x.dtype))
+    taken = xp.zeros(volumes.out_shape, dtype=bool)
+    for _, index in volumes.offsets():
+        hit = (padded[index] == out) & ~taken
+        taken |= hit
+        yield index, hit
+
+
 @KERNELS.register("MaxPool3DGrad", dtypes=_FLOATS)
 def _max_pool3d_grad(x, out, grad, *, ksize, strides, padding, data_format, xp):
     x, out, grad = (_to_last(t, data_format) for t in (x, out, grad))
     volumes = _pool_volumes(x.shape, ksize, strides, padding, data_format)
     _check(grad, volumes.out_shape, "grad")
-    padded = volumes.pad(x, xp, _lowest(x.dtype))
     d_padded = xp.zeros(volumes.padded_shape, dtype=grad.dtype)
-    taken = xp.zeros(volumes.out_shape, dtype=bool)
-    for _, index in volumes.offsets():  # each window's gradient goes to its first maximum
-        hit = (padded[index] == out) & ~taken
-        taken |= hit
+    for index, hit in _first_max_hits(x, out, volumes, xp):  # each window's gradient goes to its first maximum
         d_padded[index] += grad * hit
     return _from_last(volumes.crop(d_padded), data_format)
+
+
+@KERNELS.register("MaxPool3DGradGrad", dtypes=_FLOATS)
+def _max_pool3d_grad_grad(x, out, grad, *, ksize, strides, padding, data_format, xp):
+    x, out, grad = (_to_last(t, data_format) for t in (x, out, grad))
+    volumes = _pool_volumes(x.shape, ksize, strides, padding, data_format)
+    _check(grad, x.shape, "grad")
+    grad_padded = volumes.pad(grad, xp)
+    result = xp.zeros(volumes.out_shape, dtype=grad.dtype)
+    for index, hit in _first_max_hits(x, out, volumes, xp):
+        xp.copyto(result, grad_padded[index], where=hit)
+    return _from_last(result, data_format)
 
 
 @KERNELS.register("AvgPool3DGrad", dtypes=_FLOATS)
