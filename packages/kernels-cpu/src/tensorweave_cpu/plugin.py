@@ -37,6 +37,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.conv3d",
     "tensorweave_cpu.kernels.space_depth",
     "tensorweave_cpu.kernels.ctc",
+    "tensorweave_cpu.kernels.ctc_beam_search",
     "tensorweave_cpu.kernels.pooling",
     "tensorweave_cpu.kernels.losses",
     "tensorweave_cpu.kernels.dynamic_partition",

@@ -15,7 +15,7 @@ from tensorweave.ops import array_ops, shape_ops, transpose_ops, unary_math_ops
 
 DEFS = OpDefList()
 
-__all__ = ["ctc_greedy_decoder", "ctc_loss"]
+__all__ = ["ctc_beam_search_decoder", "ctc_greedy_decoder", "ctc_loss"]
 
 CTC_LOSS = DEFS.define(
     "CTCLoss", inputs=["inputs: T", "labels_indices: int64", "labels_values: int32", "sequence_length: int32"],
@@ -28,6 +28,14 @@ CTC_GREEDY_DECODER = DEFS.define(
     outputs=["decoded_indices: int64", "decoded_values: int64", "decoded_shape: int64", "log_probability: T"],
     attrs=["merge_repeated: bool = False", "T: {float32, float64} = float32"], grad=NOT_DIFFERENTIABLE,
     doc="The best path: each step's most likely class, repeats merged and blanks dropped.")
+
+CTC_BEAM_SEARCH_DECODER = DEFS.define(
+    "CTCBeamSearchDecoder", inputs=["inputs: T", "sequence_length: int32"],
+    outputs=["decoded_indices: top_paths * int64", "decoded_values: top_paths * int64",
+             "decoded_shape: top_paths * int64", "log_probability: T"],
+    attrs=["beam_width: int >= 1", "top_paths: int >= 1", "merge_repeated: bool = True",
+           "T: {float32, float64} = float32"], grad=NOT_DIFFERENTIABLE,
+    doc="The top_paths most likely label sequences found by a beam search of beam_width prefixes.")
 
 
 @CTC_LOSS.set_shape_fn
@@ -55,6 +63,15 @@ def _ctc_greedy_decoder_shape(op):
     op.inputs[1].shape.with_rank(1)
     return [tensor_shape.TensorShape([None, 2]), tensor_shape.TensorShape([None]), tensor_shape.TensorShape([2]),
             tensor_shape.TensorShape([inputs[1], 1])]
+
+
+@CTC_BEAM_SEARCH_DECODER.set_shape_fn
+def _ctc_beam_search_decoder_shape(op):
+    inputs = op.inputs[0].shape.with_rank(3)
+    op.inputs[1].shape.with_rank(1)
+    paths = op.get_attr("top_paths")
+    return ([tensor_shape.TensorShape([None, 2])] * paths + [tensor_shape.TensorShape([None])] * paths
+            + [tensor_shape.TensorShape([2])] * paths + [tensor_shape.TensorShape([inputs[1], paths])])
 
 
 def ctc_loss(labels, inputs=None, sequence_length=None, preprocess_collapse_repeated=False,
@@ -93,3 +110,18 @@ def ctc_greedy_decoder(inputs, sequence_length, merge_repeated=True):
                                  convert_to_tensor(sequence_length, dtypes.int32)],
             {"merge_repeated": bool(merge_repeated)}, name="CTCGreedyDecoder")
     return [SparseTensor(indices, values, shape)], log_probability
+
+
+def ctc_beam_search_decoder(inputs, sequence_length, beam_width=100, top_paths=1, merge_repeated=True):
+    """The ``top_paths`` most likely label sequences of each example, by TF's beam search over label prefixes:
+    ``(decoded, log_probabilities)``, ``decoded`` a list of ``top_paths`` int64 SparseTensors and
+    ``log_probabilities`` ``[batch, top_paths]``. With ``merge_repeated`` equal neighbours in a found sequence are
+    merged even across a blank, as TF1's decoder does."""
+    if top_paths > beam_width:
+        raise ValueError(f"ctc_beam_search_decoder: top_paths ({top_paths}) must be <= beam_width ({beam_width})")
+    outputs = apply_op("CTCBeamSearchDecoder", [convert_to_tensor(inputs, name="inputs"),
+                                                convert_to_tensor(sequence_length, dtypes.int32)],
+                       {"beam_width": int(beam_width), "top_paths": int(top_paths),
+                        "merge_repeated": bool(merge_repeated)}, name="CTCBeamSearchDecoder")
+    indices, values, shapes = (outputs[i * top_paths:(i + 1) * top_paths] for i in range(3))
+    return [SparseTensor(i, v, s) for i, v, s in zip(indices, values, shapes)], outputs[-1]
