@@ -15,7 +15,7 @@ from tensorweave.ops import conv_ops
 
 DEFS = OpDefList()
 
-__all__ = ["atrous_conv2d", "depthwise_conv2d", "depthwise_conv2d_backprop_filter", "depthwise_conv2d_backprop_input",
+__all__ = ["atrous_conv2d", "atrous_conv2d_transpose", "depthwise_conv2d", "depthwise_conv2d_backprop_filter", "depthwise_conv2d_backprop_input",
            "depthwise_conv2d_native", "depthwise_conv2d_native_backprop_filter",
            "depthwise_conv2d_native_backprop_input", "separable_conv2d"]
 
@@ -185,3 +185,13 @@ def atrous_conv2d(value, filters, rate, padding, name=None):
     with graph_mod.name_scope(name, "convolution", [value, filters]) as scope:
         return _apply("Conv2D", [value, filters], conv_ops._attrs(1, padding, "NHWC", rate), scope)
 
+
+
+def atrous_conv2d_transpose(value, filters, output_shape, rate, padding, name=None):
+    """The transpose of ``atrous_conv2d`` (``filters`` ``[h, w, out_channels, in_channels]``): conv2d_transpose
+    with ``dilations=rate`` and stride 1."""
+    if not isinstance(rate, int) or rate < 1:
+        raise ValueError(f"atrous_conv2d_transpose: rate must be a positive int, got {rate!r}")
+    with graph_mod.name_scope(name, "atrous_conv2d_transpose", [value, filters, output_shape]) as scope:
+        return conv_ops.conv2d_transpose(value, filters, output_shape, [1, 1, 1, 1], padding,
+                                         dilations=[1, rate, rate, 1], name=scope)
