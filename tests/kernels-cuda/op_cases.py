@@ -28,6 +28,14 @@ def _grad(f):
     return lambda x: tf.gradients(tf.reduce_sum(tf.sin(f(x))), x)[0]
 
 
+def _pool3d_ops(x):
+    """MaxPool3D, AvgPool3D, their gradient ops and MaxPool3DGradGrad."""
+    attrs = {"ksize": [1, 2, 2, 2, 1], "strides": [1, 1, 2, 2, 1], "padding": "SAME", "data_format": "NDHWC"}
+    top, mean = tf.nn.max_pool3d(x, [2, 2, 2], [1, 2, 2], "SAME"), tf.nn.avg_pool3d(x, [3, 2, 2], [2, 1, 1], "VALID")
+    return [top, mean, *tf.gradients(tf.reduce_sum(tf.sin(top)) + tf.reduce_sum(tf.sin(mean)), x),
+            apply_op("MaxPool3DGradGrad", [x, top, tf.sin(x)], attrs)]
+
+
 def inputs_for(case, dtype, rng):
     out = []
     for shape in case.shapes:
@@ -164,6 +172,14 @@ CASES = [
     Case("grad_more_activations", _grad(lambda x: tf.nn.selu(x) + tf.nn.softsign(x) + tf.nn.leaky_relu(x, 0.2)),
          [(4, 5)]),
     Case("grad_lrn", _grad(lambda x: tf.nn.lrn(x, 2, 1.0, 0.1, 0.75)), [(2, 3, 3, 6)], dtypes=("float32", "float64")),
+    Case("depthwise_conv", lambda x, w: [tf.nn.depthwise_conv2d(x, w, [1, 2, 1, 1], "SAME"), *tf.gradients(
+        tf.reduce_sum(tf.sin(tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "VALID", rate=[1, 2]))), [x, w])],
+         [(2, 5, 6, 3), (2, 3, 3, 2)]),
+    Case("conv3d", lambda x, w: [tf.nn.conv3d(x, w, [1, 2, 1, 1, 1], "SAME"), *tf.gradients(
+        tf.reduce_sum(tf.sin(tf.nn.conv3d(x, w, [1, 1, 1, 2, 1], "VALID"))), [x, w])], [(2, 4, 3, 5, 2), (2, 2, 2, 2, 3)]),
+    Case("pool3d", lambda x: _pool3d_ops(x), [(2, 4, 5, 4, 3)]),
+    Case("depth_space", lambda x: [tf.depth_to_space(x, 2), tf.nn.space_to_depth(x, 2, data_format="NCHW")],
+         [(2, 4, 6, 8)], dtypes=FLOATS + INTS),
     Case("grad_pad_slice", _grad(lambda x: tf.reduce_sum(tf.pad(x, [[1, 1], [2, 2]], mode="REFLECT"))
                                  + tf.reduce_sum(x[1:3, ::2])), [(4, 5)]),
     Case("grad_broadcast", lambda x, y: tf.gradients(tf.reduce_sum(tf.sin(x * y + x)), [x, y]), [(3, 5), (5,)],

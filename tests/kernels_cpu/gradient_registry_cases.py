@@ -32,6 +32,7 @@ def op(op_type, inputs, **attrs):
 
 POOL = {"ksize": [1, 2, 2, 1], "strides": [1, 1, 1, 1], "padding": "SAME", "data_format": "NHWC"}
 CONV = {"strides": [1, 1, 1, 1], "padding": "SAME"}
+POOL3D = {"ksize": [1, 2, 2, 2, 1], "strides": [1, 1, 2, 1, 1], "padding": "SAME", "data_format": "NDHWC"}
 LABELS = np.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]])
 
 
@@ -138,6 +139,31 @@ CASES = {
         tf.constant([1, 3, 3, 2]), f, g, **CONV)),
     "Conv2DBackpropFilter": Case([(1, 3, 3, 2), (1, 3, 3, 3)], lambda x, g: tf.nn.conv2d_backprop_filter(
         x, tf.constant([2, 2, 2, 3]), g, **CONV)),
+    "DepthwiseConv2dNative": Case([(1, 4, 3, 2), (2, 2, 2, 2)], lambda x, f: tf.nn.depthwise_conv2d_native(
+        x, f, [1, 2, 1, 1], "SAME")),
+    "DepthwiseConv2dNativeBackpropInput": Case([(2, 2, 2, 2), (1, 2, 3, 4)], lambda f, g: (
+        tf.nn.depthwise_conv2d_native_backprop_input(tf.constant([1, 4, 3, 2]), f, g, [1, 2, 1, 1], "SAME"))),
+    "DepthwiseConv2dNativeBackpropFilter": Case([(1, 4, 3, 2), (1, 2, 3, 4)], lambda x, g: (
+        tf.nn.depthwise_conv2d_native_backprop_filter(x, tf.constant([2, 2, 2, 2]), g, [1, 2, 1, 1], "SAME"))),
+    "DepthToSpace": Case([(1, 2, 1, 8)], lambda x: tf.depth_to_space(x, 2)),
+    "SpaceToDepth": Case([(1, 4, 2, 3)], lambda x: tf.space_to_depth(x, 2)),
+    "CTCLoss": Case([(4, 2, 3)], lambda x: tf.nn.ctc_loss(tf.SparseTensor(
+        tf.constant([[0, 0], [0, 1], [1, 0]], tf.int64), tf.constant([1, 0, 1]), tf.constant([2, 2], tf.int64)),
+        x, [4, 3])),
+    "Conv3D": Case([(1, 3, 2, 3, 2), (2, 2, 2, 2, 2)], lambda x, f: tf.nn.conv3d(x, f, [1, 2, 1, 1, 1], "SAME")),
+    "Conv3DBackpropInputV2": Case([(2, 2, 2, 2, 2), (1, 2, 2, 3, 2)], lambda f, g: tf.nn.conv3d_transpose(
+        g, f, [1, 3, 2, 3, 2], [1, 2, 1, 1, 1], "SAME")),
+    "Conv3DBackpropFilterV2": Case([(1, 3, 2, 3, 2), (1, 2, 2, 3, 2)], lambda x, g: tf.nn.conv3d_backprop_filter_v2(
+        x, tf.constant([2, 2, 2, 2, 2]), g, [1, 2, 1, 1, 1], "SAME")),
+    "MaxPool3D": Case([(1, 3, 3, 2, 2)], lambda x: tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME")),
+    "MaxPool3DGrad": Case([(1, 3, 3, 2, 2), (1, 3, 2, 2, 2)], lambda x, g: op(
+        "MaxPool3DGrad", [x, tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME"), g], **POOL3D)),
+    "MaxPool3DGradGrad": Case([(1, 3, 3, 2, 2), (1, 3, 3, 2, 2)], lambda x, g: op(
+        "MaxPool3DGradGrad", [x, tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME"), g], **POOL3D)),
+    "AvgPool3D": Case([(1, 3, 3, 2, 2)], lambda x: tf.nn.avg_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME")),
+    "AvgPool3DGrad": Case([(1, 3, 2, 2, 2)], lambda g: op("AvgPool3DGrad", [tf.constant([1, 3, 3, 2, 2]), g],
+                                                        ksize=[1, 2, 2, 2, 1], strides=[1, 1, 2, 1, 1],
+                                                        padding="SAME", data_format="NDHWC")),
     # ---- reductions and scans
     "Sum": Case([(2, 3)], lambda x: [tf.reduce_sum(x, 1), tf.reduce_sum(x)]),
     "Mean": Case([(2, 3)], lambda x: [tf.reduce_mean(x, 0), tf.reduce_mean(x, keepdims=True)]),

@@ -14,6 +14,7 @@ from tensorweave.dtypes import (  # noqa: E402,F401
     DType, as_dtype, bool, complex64, complex128, double, float16, float32, float64, half, int8, int16, int32,
     int64, resource, string, uint8, uint16, uint32, uint64, variant,
 )
+from tensorweave.dtypes import bfloat16  # noqa: E402,F401 - backed by ml_dtypes
 from tensorweave.framework.default_session import get_default_session  # noqa: E402,F401
 from tensorweave.framework.device_spec import DeviceSpec  # noqa: E402,F401
 from tensorweave.framework.graph import (  # noqa: E402,F401
@@ -72,6 +73,7 @@ from tensorweave.ops.script_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.segment_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.shape_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.slicing_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.space_depth_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.sort_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.sparse_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.sparse_ops import *  # noqa: E402,F401,F403

@@ -1,5 +1,7 @@
-"""Tensor element types with TF1's names, each backed by a numpy dtype."""
+"""Tensor element types with TF1's names, each backed by a numpy dtype (bfloat16 by ml_dtypes', which numpy lacks:
+the library JAX uses for it)."""
 
+import ml_dtypes
 import numpy as np
 
 
@@ -24,7 +26,7 @@ class DType:
 
     @property
     def is_floating(self):
-        return self._np is not None and self._np.kind == "f"
+        return self._np is not None and (self._np.kind == "f" or self._np == _BFLOAT16)
 
     @property
     def is_integer(self):
@@ -44,7 +46,7 @@ class DType:
 
     @property
     def is_numeric(self):
-        return self._np is not None and self._np.kind in "fiuc"
+        return self.is_floating or (self._np is not None and self._np.kind in "iuc")
 
     @property
     def is_differentiable(self):
@@ -58,7 +60,7 @@ class DType:
     @property
     def min(self):
         if self.is_floating:
-            return float(np.finfo(self._np).min)
+            return float(ml_dtypes.finfo(self._np).min)
         if self.is_integer:
             return int(np.iinfo(self._np).min)
         raise TypeError(f"dtype {self.name} has no min")
@@ -66,7 +68,7 @@ class DType:
     @property
     def max(self):
         if self.is_floating:
-            return float(np.finfo(self._np).max)
+            return float(ml_dtypes.finfo(self._np).max)
         if self.is_integer:
             return int(np.iinfo(self._np).max)
         raise TypeError(f"dtype {self.name} has no max")
@@ -95,8 +97,11 @@ class DType:
         return as_dtype, (self.name,)
 
 
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
 float16 = DType("float16", np.float16, 19)
 half = float16
+bfloat16 = DType("bfloat16", ml_dtypes.bfloat16, 14)  # float32's exponent with an 8-bit significand (TPUs')
 float32 = DType("float32", np.float32, 1)
 float64 = DType("float64", np.float64, 2)
 double = float64
@@ -115,14 +120,14 @@ string = DType("string", np.object_, 7)
 resource = DType("resource", np.object_, 20)
 variant = DType("variant", np.object_, 21)
 
-_ALL = [float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+_ALL = [float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
         bool, complex64, complex128, string, resource, variant]
 _BY_NAME = {d.name: d for d in _ALL}
 _BY_NAME.update(half=float16, double=float64, float=float32)
 _BY_ENUM = {d.as_datatype_enum: d for d in _ALL}
 _BY_NP = {d._np: d for d in _ALL if d._np is not None and d._np.kind != "O"}
 
-FLOATING = (float16, float32, float64)
+FLOATING = (float16, bfloat16, float32, float64)
 INTEGER = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 NUMERIC = FLOATING + INTEGER + (complex64, complex128)
 REAL = FLOATING + INTEGER

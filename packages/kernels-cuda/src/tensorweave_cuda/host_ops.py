@@ -57,6 +57,9 @@ HOST_OPS = {
                      "UnsortedSegmentMin", "UnsortedSegmentProd"],
                     "these segment reductions use numpy's ufunc.at on the host; only the segment sums have GPU "
                     "kernels (atomics) so far"),
+    **dict.fromkeys(["CTCLoss", "CTCGreedyDecoder", "CTCBeamSearchDecoder"],
+                    "CTC's forward-backward recursion and the greedy decoder loop over time steps and examples in "
+                    "Python on the host (TF's CPU kernels are sequential as well; TF's GPU CTC needs cuDNN)"),
     "LinSpace": "a short sequence computed once from host scalars (usually folded while building); copied over",
     "_FusedElementwise": ("made by the elementwise-fusion pass only for device types that have a fused kernel; "
                           "GPU ops run unfused"),

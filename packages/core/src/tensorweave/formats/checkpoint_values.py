@@ -45,6 +45,8 @@ def encode(array, dtype):
         return np.frombuffer(b"".join(items), np.uint8).copy(), "bytes", {"lengths": [len(v) for v in items]}
     if dtype.is_complex:
         return np.ascontiguousarray(array).view(array.real.dtype).reshape(array.shape + (2,)), "complex", {}
+    if dtype is dtypes.bfloat16:  # safetensors' numpy side cannot read its own BF16 back: store the bits
+        return np.ascontiguousarray(array).view(np.uint16), "bfloat16", {}
     return np.ascontiguousarray(array), "raw", {}
 
 
@@ -61,4 +63,6 @@ def decode(stored, entry, shape):
     if encoding == "complex":
         return np.ascontiguousarray(stored).view(np.complex64 if stored.dtype == np.float32 else np.complex128
                                                  ).reshape(shape)
+    if encoding == "bfloat16":
+        return np.array(stored, copy=True).view(dtypes.bfloat16.as_numpy_dtype).reshape(shape)
     return np.array(stored, copy=True).reshape(shape)

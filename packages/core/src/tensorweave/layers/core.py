@@ -40,7 +40,7 @@ class Layer:
     _base_name = "layer"
 
     def __init__(self, trainable=True, name=None, dtype=None, activity_regularizer=None, _reuse=None,
-                 input_shape=None, batch_input_shape=None, batch_size=None):
+                 input_shape=None, batch_input_shape=None, batch_size=None, _scope=None):
         # input_shape, batch_input_shape and batch_size are TF1's for the first layer of a Keras model; a layer
         # called on a tensor takes that tensor's shape, in TF1 as here, so they are accepted and ignored
         self.trainable = trainable
@@ -48,7 +48,7 @@ class Layer:
         self.dtype = dtype
         self.activity_regularizer = activity_regularizer
         self._reuse = _reuse
-        self._scope = None
+        self._scope = _scope  # a VariableScope to build in instead of a new one (contrib.layers passes its own)
         self.built = False
         self._trainable_weights = []
         self._non_trainable_weights = []

@@ -12,6 +12,7 @@ from tensorweave.framework.tensor_util import constant_value
 from tensorweave.ops import (
     array_ops, concat_split_ops, math_ops, nn_ops, reduction_ops, shape_ops, transpose_ops, unary_math_ops,
 )
+from tensorweave.ops import comparison_ops, fill_ops  # noqa: I001 - for log_poisson_loss, kept apart from the block above
 
 DEFS = OpDefList()
 
@@ -284,3 +285,27 @@ def l2_loss(t, name=None):
     """sum(t ** 2) / 2, the usual weight-decay term."""
     return apply_op("L2Loss", [t], name=name or "L2Loss")
 
+
+
+# ---- log_poisson_loss -----------------------------------------------------------------------------------------
+__all__ += ["log_poisson_loss"]
+
+
+def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
+    """The negative log-likelihood of ``targets`` under a Poisson of rate exp(``log_input``), up to the terms
+    that do not depend on ``log_input``: exp(log_input) - log_input * targets; ``compute_full_loss`` adds
+    Stirling's approximation of log(targets!) where targets > 1, as TF1."""
+    with graph_mod.name_scope(name, "log_poisson_loss", [log_input, targets]) as name:
+        log_input = convert_to_tensor(log_input, name="log_input")
+        targets = convert_to_tensor(targets, name="targets", dtype=log_input.dtype)
+        if not log_input.shape.is_compatible_with(targets.shape):
+            raise ValueError(f"log_poisson_loss: log_input shape {log_input.shape} and targets shape "
+                             f"{targets.shape} must be the same")
+        result = unary_math_ops.exp(log_input) - log_input * targets
+        if not compute_full_loss:
+            return array_ops.identity(result, name=name)
+        stirling = (targets * unary_math_ops.log(targets) - targets
+                    + 0.5 * unary_math_ops.log(2.0 * 3.141592653589793 * targets))
+        small = comparison_ops.logical_and(comparison_ops.greater_equal(targets, 0.0),
+                                           comparison_ops.less_equal(targets, 1.0))
+        return math_ops.add(result, comparison_ops.where(small, fill_ops.zeros_like(targets), stirling), name=name)

@@ -241,3 +241,14 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         result.set_shape(x.shape)
         return result
 
+
+
+# ---- swish ----------------------------------------------------------------------------------------------------
+__all__ += ["swish"]
+
+
+def swish(features, name=None):
+    """features * sigmoid(features) (Ramachandran et al., 2017), TF's ``tf.nn.swish``."""
+    with graph_mod.name_scope(name, "swish", [features]):
+        features = convert_to_tensor(features, name="features")
+        return math_ops.multiply(features, unary_math_ops.sigmoid(features))

@@ -222,3 +222,10 @@ def to_complex64(x, name="ToComplex64"):
 
 def to_complex128(x, name="ToComplex128"):
     return cast(x, dtypes.complex128, name=name)
+
+
+__all__ += ["to_bfloat16"]
+
+
+def to_bfloat16(x, name="ToBFloat16"):
+    return cast(x, dtypes.bfloat16, name=name)

@@ -9,6 +9,7 @@ that would become inf (70000.0 into float16) is refused the same way, and a ragg
 
 import functools
 
+import ml_dtypes
 import numpy as np
 
 from tensorweave import dtypes, errors
@@ -63,7 +64,7 @@ def _cast(tensor, arr):
     target = tensor.dtype._np
     if arr.dtype == target:
         return arr
-    if arr.dtype.kind not in _ACCEPTS.get(target.kind, ""):
+    if arr.dtype.kind not in _ACCEPTS.get("f" if tensor.dtype.is_floating else target.kind, ""):  # bfloat16's is V
         raise errors.InvalidArgumentError(None, tensor.op, (
             f"cannot feed a value of dtype {arr.dtype.name} to tensor {tensor.name!r} of dtype {tensor.dtype.name}; "
             f"convert it first (e.g. np.asarray(value, np.{tensor.dtype.name}))"))
@@ -76,7 +77,7 @@ def _cast(tensor, arr):
 def _from_python(tensor, value):
     """Python numbers and lists of them: converted exactly, or refused where a number does not fit."""
     dtype = tensor.dtype
-    if type(value) in (int, float) and dtype._np.kind in "iuf":  # the common scalar feed: checked in Python
+    if type(value) in (int, float) and (dtype.is_floating or dtype._np.kind in "iu"):  # the common scalar feed: checked in Python
         if dtype.is_integer and type(value) is int:
             lo, hi = _integer_range(dtype)
             if not lo <= value <= hi:
@@ -121,7 +122,7 @@ def _overflow_edge(dtype):
     """The smallest magnitude that rounds to inf in ``dtype`` (max + half its last step), None for float64."""
     if dtype is dtypes.float64:
         return None
-    info = np.finfo(dtype._np)
+    info = ml_dtypes.finfo(dtype._np)  # numpy's finfo, and bfloat16's
     return float(info.max) + 2.0 ** (info.maxexp - 2 - info.nmant)
 
 
