@@ -222,7 +222,7 @@ class _RowShuffleIterator(RowIterator):
             self._source_done = len(found) < want
             self._pending = np.concatenate([self._pending, row_indices(found)])
         pending, taken = self._pending, 0
-        if len(self._buffer) < size:
+        if len(self._buffer) < size and len(pending):
             taken = min(size - len(self._buffer), len(pending))
             self._buffer = np.concatenate([self._buffer, pending[:taken]])
         buffer = self._buffer
@@ -233,15 +233,16 @@ class _RowShuffleIterator(RowIterator):
         out = self._draw_steady(draws[:steady], pending[taken:taken + steady]) if steady else range(0)
         taken += steady
         if steady < n:  # the input is done: each draw takes a row and the last row fills its slot
-            drained, count = [], len(buffer)
+            buffer = self._buffer = buffer if isinstance(buffer, list) else buffer.tolist()  # cheaper per draw
+            drained = []
             for u in draws[steady:].tolist():
-                if not count:
+                if not buffer:
                     break
-                i = int(u * count)
+                i = int(u * len(buffer))
                 drained.append(buffer[i])
-                count -= 1
-                buffer[i] = buffer[count]
-            self._buffer = buffer[:count]
+                last = buffer.pop()
+                if i < len(buffer):
+                    buffer[i] = last
             out = np.concatenate([row_indices(out), np.array(drained, np.intp)])
         self._pending = pending[taken:]
         return out
