@@ -223,10 +223,10 @@ def _write_crafted(prefix, change_index, header_fields=None):
 
 def test_a_dtype_tensorweave_lacks_is_named_and_the_rest_loads(tmp_path):
     prefix = str(tmp_path / "m")
-    _write_crafted(prefix, lambda index: setattr(index[b"floats"], "dtype", 14))  # DT_BFLOAT16
+    _write_crafted(prefix, lambda index: setattr(index[b"floats"], "dtype", 11))  # DT_QINT8
     reader = checkpoint_format.CheckpointReader(prefix)
     assert reader.variable_to_shape_map()["floats"] == [2, 3]
-    with pytest.raises(errors.UnimplementedError, match="'floats'.*bfloat16"):
+    with pytest.raises(errors.UnimplementedError, match="'floats'.*qint8"):
         reader.get_tensor("floats")
     assert reader.dtype_of("strings") is dtypes.string
     np.testing.assert_array_equal(reader.get_tensor("strings"), ENTRIES[1][2])

@@ -114,14 +114,14 @@ def test_restores_past_a_tensor_of_a_dtype_tensorweave_lacks(tmp_path):
     checkpoint_format.write_checkpoint(prefix, [("a", "", np.ones(2, np.float32), tf.float32),
                                                 ("b", "", np.arange(3.0), tf.float64)], "tensorflow")
     index, shards = tf_bundle.read_index_entries(prefix)
-    index[b"a"].dtype = 14  # DT_BFLOAT16, as TPU-trained checkpoints hold
+    index[b"a"].dtype = 11  # DT_QINT8, as quantized checkpoints hold
     (tmp_path / "m.index").write_bytes(tf_bundle.index_bytes(index, shards))
     b = tf.Variable(np.zeros(3), name="b")
     with tf.Session() as sess:
         tf.train.Saver([b]).restore(sess, prefix)
         np.testing.assert_array_equal(sess.run(b), np.arange(3.0))
     a = tf.Variable(np.zeros(2, np.float32), name="a")
-    with tf.Session() as sess, pytest.raises(tf.errors.UnimplementedError, match="'a'.*bfloat16"):
+    with tf.Session() as sess, pytest.raises(tf.errors.UnimplementedError, match="'a'.*qint8"):
         tf.train.Saver([a]).restore(sess, prefix)
 
 
