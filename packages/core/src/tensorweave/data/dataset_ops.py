@@ -24,7 +24,7 @@ def make_dataset(op_type, inputs, element_structure, attrs=None, name=None, type
     return Dataset(dataset_variant(op_type, inputs, element_structure, attrs, name, typed), element_structure)
 
 
-class Dataset:
+class Dataset(structure.Structured):
     """A sequence of elements, each a (nested) structure of tensors (TF1's ``tf.data.Dataset``)."""
 
     def __init__(self, variant_tensor, element_structure):
@@ -32,22 +32,6 @@ class Dataset:
         self._structure = element_structure
 
     # ---- structure ------------------------------------------------------------------------------------
-    @property
-    def output_types(self):
-        return structure.types_of(self._structure)
-
-    @property
-    def output_shapes(self):
-        return structure.shapes_of(self._structure)
-
-    @property
-    def output_classes(self):
-        return structure.classes_of(self._structure)
-
-    @property
-    def element_spec(self):
-        return self._structure
-
     def __repr__(self):
         return f"<Dataset shapes: {self.output_shapes}, types: {self.output_types}>"
 

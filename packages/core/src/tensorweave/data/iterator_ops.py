@@ -24,7 +24,7 @@ def _structure_attrs(specs):
     return {"output_types": structure.flat_types(specs), "output_shapes": structure.flat_shapes(specs)}
 
 
-class Iterator:
+class Iterator(structure.Structured):
     """Hands out the elements of the dataset it was initialized with (TF1's ``tf.data.Iterator``)."""
 
     def __init__(self, iterator_resource, initializer, element_structure):
@@ -50,23 +50,6 @@ class Iterator:
         resource = apply_op("IteratorFromStringHandleV2", [handle], _structure_attrs(specs),
                             name="IteratorFromStringHandle")
         return Iterator(resource, None, specs)
-
-    # ---- structure --------------------------------------------------------------------------------
-    @property
-    def output_types(self):
-        return structure.types_of(self._structure)
-
-    @property
-    def output_shapes(self):
-        return structure.shapes_of(self._structure)
-
-    @property
-    def output_classes(self):
-        return structure.classes_of(self._structure)
-
-    @property
-    def element_spec(self):
-        return self._structure
 
     # ---- ops ----------------------------------------------------------------------------------------
     @property

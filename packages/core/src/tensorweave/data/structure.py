@@ -54,6 +54,27 @@ def describe(structure):
     return text[text.index("(") + 1:text.rindex(",")] if text.startswith("PyTreeSpec(") else text
 
 
+class Structured:
+    """TF1's ``output_types``/``output_shapes``/``output_classes`` and ``element_spec`` of the element structure
+    (``_structure``) a dataset or an iterator hands out."""
+
+    @property
+    def output_types(self):
+        return types_of(self._structure)
+
+    @property
+    def output_shapes(self):
+        return shapes_of(self._structure)
+
+    @property
+    def output_classes(self):
+        return classes_of(self._structure)
+
+    @property
+    def element_spec(self):
+        return self._structure
+
+
 class TensorSpec:
     """The dtype and (possibly partial) static shape of one component (TF's ``tf.TensorSpec``)."""
 
