@@ -40,7 +40,13 @@ def create_op(op_type, inputs=(), attrs=None, name=None, graph=None):
                         f"({', '.join(a.name for a in op_def.input_args)}), got {len(inputs)}")
     if graph is None:
         graph = _graph_for(inputs)
-    with graph.as_default():
+    name = name or op_type
+    if any(not isinstance(v, Tensor) for v in _flat(inputs)):
+        # TF1 converts an op's non-tensor inputs inside the op's own name scope ("mul/y"), then names the op
+        # after that scope exactly ("mul").
+        with graph.as_default(), graph.name_scope(name) as name:
+            tensors = _convert_inputs(op_def, inputs, attrs, graph)
+    else:
         tensors = _convert_inputs(op_def, inputs, attrs, graph)
     for attr in op_def.attrs.values():
         if attr.name not in attrs:
@@ -49,7 +55,7 @@ def create_op(op_type, inputs=(), attrs=None, name=None, graph=None):
             attrs[attr.name] = attr.default
         attrs[attr.name] = _check_attr(op_def, attr, attrs[attr.name])
     output_dtypes = _output_dtypes(op_def, attrs)
-    op = graph.create_op(op_def, [t for group in tensors for t in group], attrs, output_dtypes, name or op_type)
+    op = graph.create_op(op_def, [t for group in tensors for t in group], attrs, output_dtypes, name)
     if op_def.shape_fn is not None:
         try:
             shapes = op_def.shape_fn(op)

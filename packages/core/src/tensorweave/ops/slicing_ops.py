@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 
 from tensorweave import dtypes
+from tensorweave.framework import graph as graph_mod
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
@@ -263,20 +264,21 @@ class _VariableSlice(Tensor):
         return var._assigned(op)
 
 
-def _index_vectors(values):
+def _index_vectors(values, names=None):
     """begin/end/strides (or begin/size) as 1-D tensors of one index dtype: int64 if any part is int64 or needs
-    it, else int32. A list may mix ints and scalar int tensors; it is packed into one vector (Pack)."""
+    it, else int32. A list may mix ints and scalar int tensors; it is packed into one vector (Pack). ``names``:
+    the names of the tensors made from lists."""
     parts = [list(v) if isinstance(v, (list, tuple)) else v for v in values]
     pieces = [x for v in parts for x in (v if isinstance(v, list) else [v])]
     wide = any(getattr(x, "dtype", None) in (dtypes.int64, np.int64) for x in pieces) or any(
         isinstance(x, numbers.Integral) and not -2 ** 31 <= x < 2 ** 31 for x in pieces)
     dtype = dtypes.int64 if wide else dtypes.int32
     out = []
-    for v in parts:
+    for v, name in zip(parts, names or [None] * len(parts)):
         if isinstance(v, list) and holds_tensor(v):
-            out.append(convert_to_tensor(v, dtype=dtype))  # packed, the other index dtype cast
+            out.append(convert_to_tensor(v, dtype=dtype, name=name))  # packed, the other index dtype cast
         elif isinstance(v, list) or not is_tensor_like(v):
-            out.append(convert_to_tensor(np.asarray(v, dtype.as_numpy_dtype).reshape(-1)))
+            out.append(convert_to_tensor(np.asarray(v, dtype.as_numpy_dtype).reshape(-1), name=name))
         else:
             out.append(_as_index(v, dtype))
     return out
@@ -369,4 +371,6 @@ def slice_helper(tensor, key, var=None):
             end.append(index + 1)
             strides.append(1)
     tensor = convert_to_tensor(tensor)
-    return strided_slice(tensor, begin, end, strides, var=var, name="strided_slice", **masks)
+    with graph_mod.name_scope(None, "strided_slice", [tensor]) as name:  # TF1's names: strided_slice/stack_1
+        begin, end, strides = _index_vectors([begin, end, strides], names=("stack", "stack_1", "stack_2"))
+        return strided_slice(tensor, begin, end, strides, var=var, name=name, **masks)

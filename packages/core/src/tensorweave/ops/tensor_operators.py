@@ -7,18 +7,27 @@ make ``1.0 - t`` and ``ndarray + t`` work. ``attach_operators`` gives the same o
 instances convert to tensors (variables, for example).
 """
 
+from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops import comparison_ops, math_ops, matmul_ops, slicing_ops, unary_math_ops
 
 __all__ = []
 
 
-def _binary(module, fn_name):
+def _binary(module, fn_name, scope=None):
+    """``scope``: TF1 runs the arithmetic operators in a name scope of the operator's name ("mul"), which names
+    the op and its converted operands ("mul/y"); comparisons take the op's own name."""
+    def call(x, y, tensor):
+        if scope is None:
+            return getattr(module, fn_name)(x, y)
+        with graph_mod.name_scope(None, scope, [tensor]) as name:
+            return getattr(module, fn_name)(x, y, name=name)
+
     def forward(self, other):
-        return getattr(module, fn_name)(self, other)
+        return call(self, other, self)
 
     def reflected(self, other):
-        return getattr(module, fn_name)(other, self)
+        return call(other, self, self)
 
     forward.__name__, reflected.__name__ = fn_name, f"r{fn_name}"
     return forward, reflected
@@ -51,7 +60,7 @@ def operator_methods():
     """Dunder name → method, for every operator a tensor supports (besides ``==``/``!=``, which stay identity)."""
     methods = {}
     for dunder, (module, fn_name) in _BINARY.items():
-        methods[f"__{dunder}__"], methods[f"__r{dunder}__"] = _binary(module, fn_name)
+        methods[f"__{dunder}__"], methods[f"__r{dunder}__"] = _binary(module, fn_name, scope=dunder)
     for dunder, (module, fn_name) in _COMPARISONS.items():
         methods[f"__{dunder}__"] = _binary(module, fn_name)[0]
     for dunder, (module, fn_name) in _UNARY.items():
