@@ -1,5 +1,6 @@
 """Reference values made by real TensorFlow (``tests/fixtures/tf1/make_<topic>.py``), for tests to compare with."""
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -13,6 +14,14 @@ def load(topic):
     path = FOLDER / f"{topic}.json"
     with open(path) as f:
         return json.load(f)["cases"]
+
+
+def programs_module(name):
+    """``tests/fixtures/tf1/<name>.py``: the programs a make script ran in TensorFlow, for the test to run here."""
+    spec = importlib.util.spec_from_file_location(name, FOLDER / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def array(value, dtype=None):

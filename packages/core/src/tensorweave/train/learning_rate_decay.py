@@ -6,10 +6,11 @@ import math
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.tensor_conversion import convert_n_to_tensor, convert_to_tensor
-from tensorweave.ops import comparison_ops, math_ops, unary_math_ops
+from tensorweave.ops import comparison_ops, math_ops, random_ops, shape_ops, unary_math_ops
+from tensorweave.ops import cond as cond_mod
 
-__all__ = ["cosine_decay", "exponential_decay", "inverse_time_decay", "natural_exp_decay", "piecewise_constant",
-           "polynomial_decay"]
+__all__ = ["cosine_decay", "cosine_decay_restarts", "exponential_decay", "inverse_time_decay", "linear_cosine_decay",
+           "natural_exp_decay", "noisy_linear_cosine_decay", "piecewise_constant", "polynomial_decay"]
 
 
 @contextlib.contextmanager
@@ -74,6 +75,62 @@ def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
         completed = math_ops.minimum(step, decay_steps) / decay_steps
         cosine = 0.5 * (1.0 + unary_math_ops.cos(unary_math_ops.cast(math.pi, dtype) * completed))
         return math_ops.multiply(lr, (1 - alpha) * cosine + alpha)
+
+
+def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2.0, m_mul=1.0, alpha=0.0,
+                          name=None):
+    """SGDR: cosine decay that restarts after each period, period i lasting first_decay_steps * t_mul**i and
+    starting from lr * m_mul**i."""
+    with _schedule("cosine_decay_restarts", "SGDRDecay", learning_rate, global_step, name) as (lr, step, dtype):
+        completed = step / unary_math_ops.cast(first_decay_steps, dtype)
+        t_mul, m_mul, alpha = (unary_math_ops.cast(v, dtype) for v in (t_mul, m_mul, alpha))
+
+        def geometric_periods():
+            restart = unary_math_ops.floor(
+                unary_math_ops.log(1.0 - completed * (1.0 - t_mul)) / unary_math_ops.log(t_mul))
+            done = (1.0 - math_ops.pow(t_mul, restart)) / (1.0 - t_mul)
+            return restart, (completed - done) / math_ops.pow(t_mul, restart)
+
+        def equal_periods():
+            restart = unary_math_ops.floor(completed)
+            return restart, completed - restart
+
+        restart, fraction = cond_mod.cond(comparison_ops.equal(t_mul, 1.0), equal_periods, geometric_periods)
+        cosine = 0.5 * math_ops.pow(m_mul, restart) * (
+            1.0 + unary_math_ops.cos(unary_math_ops.cast(math.pi, dtype) * fraction))
+        return math_ops.multiply(lr, (1 - alpha) * cosine + alpha)
+
+
+def _linear_cosine(fn_name, default_name, learning_rate, global_step, decay_steps, num_periods, alpha, beta, name,
+                   noise=None):
+    with _schedule(fn_name, default_name, learning_rate, global_step, name) as (lr, step, dtype):
+        decay_steps = unary_math_ops.cast(decay_steps, dtype)
+        step = math_ops.minimum(step, decay_steps)
+        linear = (decay_steps - step) / decay_steps
+        if noise is not None:
+            linear = linear + noise(step, dtype)
+        fraction = unary_math_ops.cast(2.0 * math.pi * num_periods, dtype) * step / decay_steps
+        cosine = 0.5 * (1.0 + unary_math_ops.cos(fraction))
+        return math_ops.multiply(lr, (alpha + linear) * cosine + beta)
+
+
+def linear_cosine_decay(learning_rate, global_step, decay_steps, num_periods=0.5, alpha=0.0, beta=0.001, name=None):
+    """lr * ((alpha + linear) * cosine + beta), linear falling from 1 to 0 over decay_steps and cosine making
+    num_periods periods in that time."""
+    return _linear_cosine("linear_cosine_decay", "LinearCosineDecay", learning_rate, global_step, decay_steps,
+                          num_periods, alpha, beta, name)
+
+
+def noisy_linear_cosine_decay(learning_rate, global_step, decay_steps, initial_variance=1.0, variance_decay=0.55,
+                              num_periods=0.5, alpha=0.0, beta=0.001, name=None):
+    """linear_cosine_decay with Gaussian noise added to the linear part, its variance
+    initial_variance / (1 + step) ** variance_decay."""
+    def noise(step, dtype):
+        variance = initial_variance / math_ops.pow(1.0 + step, unary_math_ops.cast(variance_decay, dtype))
+        return random_ops.random_normal(shape_ops.shape(variance), stddev=unary_math_ops.sqrt(variance), dtype=dtype)
+
+    return _linear_cosine("noisy_linear_cosine_decay", "NoisyLinearCosineDecay", learning_rate, global_step,
+                          decay_steps, num_periods, alpha, beta, name, noise=noise)
 
 
 def piecewise_constant(x, boundaries, values, name=None):
