@@ -105,6 +105,7 @@ from tensorweave.logging import get_logger  # noqa: E402,F401
 from tensorweave import metrics  # noqa: E402,F401
 
 from tensorweave import contrib  # noqa: E402,F401 - TF1's contrib: only the pieces programs still import
+from tensorweave import python  # noqa: E402,F401 - TF1's internal module paths (tf.python.framework.ops...)
 
 compat.v1 = _sys.modules[__name__]
 _sys.modules[__name__ + ".compat.v1"] = compat.v1
@@ -138,6 +139,12 @@ def __getattr__(name):
 
 def disable_eager_execution():
     """Graph mode is the only mode here, so this has nothing to switch (kept for TF1/compat.v1 scripts)."""
+
+
+def enable_eager_execution(config=None, device_policy=None, execution_mode=None):
+    """Refused: Tensorweave runs TF1 graphs in sessions; there is no eager mode to turn on."""
+    raise RuntimeError("tf.enable_eager_execution(): Tensorweave has no eager mode, only TF1's graphs and "
+                       "sessions. Remove the call and run the ops with tf.Session().run(...)")
 
 
 def disable_v2_behavior():

@@ -2,6 +2,7 @@
 collections; and the default-graph stack."""
 
 import contextlib
+import itertools
 import re
 import threading
 
@@ -397,6 +398,14 @@ class _DefaultGraphStack(threading.local):
 
 
 _default_graph_stack = _DefaultGraphStack()
+
+
+_uids = itertools.count(1)
+
+
+def uid():
+    """A number unique in this process (TF's ``ops.uid``, with which programs make unique names)."""
+    return next(_uids)
 
 
 def get_default_graph():

@@ -9,8 +9,10 @@ functions are not conditional: they run whenever their inputs are ready, statefu
 import re
 import warnings
 
+import numpy as np
+
 from tensorweave import dtypes
-from tensorweave.framework import nest
+from tensorweave.framework import nest, tensor_util
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.operation import Operation, user_frame
 from tensorweave.framework.tensor import Tensor
@@ -25,7 +27,7 @@ from tensorweave.ops.tensor_array_ops import TensorArray
 _READS_OR_DRAWS = re.compile(r"(ReadVariableOp|VariableV2|Variable|VarHandleOp|Placeholder.*|TensorArrayRead.*|"
                              r"Random.*|TruncatedNormal|Multinomial|.*Sampler)$")
 
-__all__ = ["case", "cond"]
+__all__ = ["case", "cond", "smart_cond"]
 
 
 class CondContext(ControlFlowContext):
@@ -176,6 +178,19 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
     if not strict and isinstance(result, (list, tuple)) and not hasattr(result, "_fields") and len(result) == 1:
         return result[0]
     return result
+
+
+def smart_cond(pred, true_fn=None, false_fn=None, name=None):
+    """Calls the branch ``pred`` selects when its value is known while building (a Python bool or a constant),
+    else builds ``cond``: layers pass a ``training`` flag that is either."""
+    if not callable(true_fn) or not callable(false_fn):
+        raise TypeError(f"smart_cond: true_fn and false_fn must be callable, got {true_fn!r} and {false_fn!r}")
+    if isinstance(pred, (bool, np.bool_)) or isinstance(pred, int) and pred in (0, 1):
+        return true_fn() if pred else false_fn()
+    value = tensor_util.constant_value(convert_to_tensor(pred))
+    if value is not None:
+        return true_fn() if bool(value) else false_fn()
+    return cond(pred, true_fn, false_fn, name=name)
 
 
 def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):

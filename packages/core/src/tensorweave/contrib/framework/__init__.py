@@ -4,4 +4,6 @@ from tensorweave.contrib.framework import arg_scope as _arg_scope_module, variab
 from tensorweave.contrib.framework.arg_scope import *  # noqa: F401,F403
 from tensorweave.contrib.framework.variables import *  # noqa: F401,F403
 
-__all__ = _arg_scope_module.__all__ + _variables_module.__all__
+from tensorweave.ops.cond import smart_cond  # noqa: E402
+
+__all__ = _arg_scope_module.__all__ + _variables_module.__all__ + ["smart_cond"]
