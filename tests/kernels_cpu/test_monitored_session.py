@@ -136,6 +136,25 @@ def test_hooks_cannot_feed_what_the_caller_feeds():
             sess.run(x, {x: 2.0})
 
 
+def test_hooks_run_options_merge_as_tf1s_the_longest_deadline_and_the_highest_trace_level():
+    class Asks(tf.train.SessionRunHook):
+        def __init__(self, **options):
+            self.options, self.seen = tf.RunOptions(**options), None
+
+        def before_run(self, run_context):
+            return tf.train.SessionRunArgs(None, options=self.options)
+
+        def after_run(self, run_context, run_values):
+            self.seen = (run_values.options.timeout_in_ms, run_values.options.trace_level)
+
+    x = tf.constant(1.0)
+    tf.train.get_or_create_global_step()
+    short, long_, tracing = Asks(timeout_in_ms=100), Asks(timeout_in_ms=60000), Asks(trace_level=tf.RunOptions.FULL_TRACE)
+    with tf.train.SingularMonitoredSession(hooks=[short, long_, tracing]) as sess:
+        sess.run(x, options=tf.RunOptions(timeout_in_ms=200))
+    assert short.seen == (60000, tf.RunOptions.FULL_TRACE)
+
+
 def test_run_step_fn_and_stop_request():
     step, w, train_op = _counter_model()
 

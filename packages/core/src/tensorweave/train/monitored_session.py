@@ -252,8 +252,8 @@ class _MonitoredSession:
                 feeds[key] = value
             if request.options is not None:
                 options.trace_level = max(options.trace_level, request.options.trace_level)
-                if request.options.timeout_in_ms:
-                    options.timeout_in_ms = min(t for t in (options.timeout_in_ms, request.options.timeout_in_ms) if t)
+                # TF1 merges hooks' deadlines by the maximum (0, no deadline, yields to any other)
+                options.timeout_in_ms = max(options.timeout_in_ms, request.options.timeout_in_ms)
         run_metadata = run_metadata if run_metadata is not None else RunMetadata()
         try:
             outputs = self._sess.run(all_fetches, feed_dict=feeds, options=options, run_metadata=run_metadata)
