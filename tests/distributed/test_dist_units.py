@@ -182,3 +182,22 @@ def test_a_scalar_cannot_be_gathered_or_scattered(kind):
     with pytest.raises(ValueError, match=f"{kind} 'x' needs arrays of rank >= 1.*reshape it to \\[1\\]"):
         Request("x", kind, [np.float32(1.0)], lambda e, v: None)
     Request("x", kind, [np.zeros(1, np.float32)], lambda e, v: None)  # rank 1 is fine
+
+
+def test_the_chief_is_tf1s_chief_task_once_tasks_are_named_never_a_parameter_server(monkeypatch):
+    from tensorweave_distributed import data
+
+    class World:
+        def __init__(self, rank, task_names):
+            self.rank, self.size, self.task_names = rank, 3, task_names
+
+        def describe(self, rank):
+            return self.task_names.get(rank, f"rank {rank}")
+
+    ps_first = {0: "/job:ps/task:0", 1: "/job:worker/task:0", 2: "/job:worker/task:1"}
+    for rank, names, chief in [(0, {}, True), (1, {}, False), (0, ps_first, False), (1, ps_first, True),
+                               (2, dict(ps_first, **{2: "/job:chief/task:0"}), True)]:
+        monkeypatch.setattr(data, "get_world", lambda required=True, w=World(rank, names): w)
+        assert data.is_chief() is chief, (rank, names)
+        assert data.chief_only("ckpt") == ("ckpt" if chief else None)
+        assert data.task_role()[0] is chief

@@ -42,25 +42,30 @@ def shard_batches(num_examples, global_batch_size, rng=None, rank=None, size=Non
         yield shard(order[start:start + global_batch_size], rank, size)
 
 
+def chief_rank(world):
+    """The chief's rank: rank 0, or once a ``tf.train.Server`` named the ranks' tasks, TF1's chief task:
+    /job:chief/task:0, else /job:master/task:0, else /job:worker/task:0 (never a parameter server)."""
+    by_task = {task: rank for rank, task in world.task_names.items()}
+    return next((by_task[t] for t in ("/job:chief/task:0", "/job:master/task:0", "/job:worker/task:0")
+                 if t in by_task), 0)
+
+
 def is_chief():
-    """Whether this process is rank 0, the one that writes checkpoints and summaries."""
-    return get_world().rank == 0
+    """Whether this process is the chief, the one that writes checkpoints and summaries (``chief_rank``)."""
+    world = get_world()
+    return world.rank == chief_rank(world)
 
 
 def task_role():
-    """(is_chief, description) for MonitoredTrainingSession, or None before ``init()``. The chief is rank 0, or
-    once a ``tf.train.Server`` named the ranks' tasks, TF1's: /job:chief/task:0, else /job:master/task:0, else
-    /job:worker/task:0."""
+    """(is_chief, description) for MonitoredTrainingSession, or None before ``init()``."""
     world = get_world(required=False)
     if world is None:
         return None
-    by_task = {task: rank for rank, task in world.task_names.items()}
-    chief = next((by_task[t] for t in ("/job:chief/task:0", "/job:master/task:0", "/job:worker/task:0")
-                  if t in by_task), 0)
+    chief = chief_rank(world)
     return world.rank == chief, (f"{world.describe(world.rank)} of the {world.size} ranks of this MPI job; "
                                  f"the chief is {world.describe(chief)}")
 
 
 def chief_only(value):
-    """``value`` on rank 0, None on the other ranks (for checkpoint_dir, summary writers, log paths)."""
+    """``value`` on the chief, None on the other ranks (for checkpoint_dir, summary writers, log paths)."""
     return value if is_chief() else None
