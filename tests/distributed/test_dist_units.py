@@ -196,7 +196,7 @@ def test_the_chief_is_tf1s_chief_task_once_tasks_are_named_never_a_parameter_ser
 
     ps_first = {0: "/job:ps/task:0", 1: "/job:worker/task:0", 2: "/job:worker/task:1"}
     for rank, names, chief in [(0, {}, True), (1, {}, False), (0, ps_first, False), (1, ps_first, True),
-                               (2, dict(ps_first, **{2: "/job:chief/task:0"}), True)]:
+                               (2, {**ps_first, 2: "/job:chief/task:0"}, True)]:
         monkeypatch.setattr(data, "get_world", lambda required=True, w=World(rank, names): w)
         assert data.is_chief() is chief, (rank, names)
         assert data.chief_only("ckpt") == ("ckpt" if chief else None)
