@@ -243,6 +243,25 @@ def test_an_error_names_the_original_op_and_line():
     assert "test_elementwise_fusion.py" in message and "elementwise_fusion" in message
 
 
+def test_nodes_with_one_formula_share_a_compilation_and_errors_still_name_their_own_op():
+    a = tf.placeholder(tf.int32, [3])
+    b = tf.placeholder(tf.int32, [3])
+    first = tf.floordiv(a * 2, b - 1, name="first_division") + 1
+    second = tf.floordiv(a * 2, b - 1, name="second_division") + 1
+    with tf.Session(config=tf.ConfigProto(graph_options=tf.GraphOptions(disable_passes=["cse"]))) as s:
+        plan = s._get_plan([first, second], [], [a, b])
+        fused = [compute for _, executor in plan.partitions for _, compute in executor.kernels.values()
+                 if getattr(compute, "source", None)]
+        assert len(fused) == 2 and fused[0].source == fused[1].source
+        assert fused[0].__code__.co_code == fused[1].__code__.co_code
+        assert {f.__code__.co_filename.split(":")[-1] for f in fused} == {"add>", "add_1>"}  # each its own node's
+        np.testing.assert_array_equal(s.run([first, second], {a: [1, 2, 3], b: [2, 3, 4]}), [[3, 3, 3]] * 2)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="'second_division' \\(FloorDiv\\)"):
+            s.run(second, {a: [1, 2, 3], b: [2, 1, 3]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="'first_division' \\(FloorDiv\\)"):
+            s.run(first, {a: [1, 2, 3], b: [2, 1, 3]})
+
+
 def test_a_shape_error_inside_a_fused_node_names_the_op():
     x = tf.placeholder(tf.float32, [None])
     y = tf.placeholder(tf.float32, [None])

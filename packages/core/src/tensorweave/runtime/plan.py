@@ -9,6 +9,9 @@ here: every process of an SPMD job compiles the same plan and runs its own parti
 and order then use the cost model's estimates only (measured times differ between processes).
 """
 
+import gc
+import threading
+
 from tensorweave import errors
 from tensorweave.framework.registry import get_registries
 from tensorweave.runtime.config import CostGraphDef, FunctionGraphs
@@ -130,7 +133,39 @@ class Plan:
         return self._function_graphs
 
 
+class _CollectorPaused:
+    """Holds Python's cyclic garbage collector off while plans compile (in any thread), because building a
+    plan makes hundreds of thousands of objects and each collection walks the whole graph again: half the time
+    of a large graph's first run. Reference counting still frees as usual; cycles wait until the end."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._was_enabled = False
+
+    def __enter__(self):
+        with self._lock:
+            if self._depth == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._depth += 1
+
+    def __exit__(self, *exc):
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0 and self._was_enabled:
+                gc.enable()
+
+
+_collector_paused = _CollectorPaused()
+
+
 def compile_plan(session, fetch_tensors, targets, feed_tensors):
+    with _collector_paused:
+        return _compile_plan(session, fetch_tensors, targets, feed_tensors)
+
+
+def _compile_plan(session, fetch_tensors, targets, feed_tensors):
     registries = get_registries()
     config = session.config
     device_mgr = session.device_mgr

@@ -333,12 +333,27 @@ def _into_dtype(buf, dtype, *operands):
     return _into(buf, *operands) if buf.__class__ is np.ndarray and buf.dtype == dtype else None
 
 
+_CODE_CACHE = {}
+_CODE_CACHE_SIZE = 512
+
+
+def _compiled(source):
+    """The compiled module of ``source``: nodes with the same formula (a long chain cut into equal pieces, one
+    layer's ops in each tower) share one compilation, which costs more than the rest of building a node."""
+    code = _CODE_CACHE.get(source)
+    if code is None:
+        if len(_CODE_CACHE) >= _CODE_CACHE_SIZE:
+            _CODE_CACHE.pop(next(iter(_CODE_CACHE)))
+        code = _CODE_CACHE[source] = compile(source, "<tensorweave-fused>", "exec")
+    return code
+
+
 @KERNELS.register_build("_FusedElementwise")
 def _fused_elementwise(ctx):
     compiler = _Compiler(ctx)
     source, line_step = compiler.compile()
     env = compiler.env
-    code = compile(source, f"<tensorweave-fused-{next(_ids)}:{ctx.name}>", "exec")
+    code = _compiled(source)
 
     def locate(exc):
         tb, step = exc.__traceback__, None
@@ -351,6 +366,7 @@ def _fused_elementwise(ctx):
     env["_locate"] = locate
     exec(code, env)  # noqa: S102 - generated from the node's own attrs
     fn = env["fused"]
+    fn.__code__ = fn.__code__.replace(co_filename=f"<tensorweave-fused-{next(_ids)}:{ctx.name}>")  # for tracebacks
     fn.accepts_out = True
     fn.source = source
     return fn

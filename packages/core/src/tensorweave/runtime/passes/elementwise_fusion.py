@@ -81,8 +81,11 @@ def fuse_elementwise(graph, options):
             if len(tree) > 1:
                 trees.append(tree)
                 taken.update(id(n) for n in tree)
-    for tree in reversed(trees):  # producers' trees first, so a later tree reads the fused nodes before it
-        _replace(graph, sorted(tree, key=lambda n: position[id(n)]), data, control)
+    # producers' trees first, so a later tree reads the fused nodes before it; one removal for all trees
+    fused = [_fuse(sorted(tree, key=lambda n: position[id(n)]), data, control) for tree in reversed(trees)]
+    graph.remove([n for tree in trees for n in tree])
+    for node in fused:
+        graph.add(node)
     return sum(len(t) for t in trees)
 
 
@@ -109,8 +112,9 @@ def _grow(root, kind, taken, position, data, control):
     return tree
 
 
-def _replace(graph, steps, data, control):
-    """Puts one fused node in place of ``steps`` (in evaluation order; the last is the root)."""
+def _fuse(steps, data, control):
+    """The fused node for ``steps`` (in evaluation order; the last is the root), with the root's readers
+    rewired to it; the caller swaps it into the graph for the steps."""
     index = {id(n): i for i, n in enumerate(steps)}
     outside = _dedupe_edges((src, slot) for n in steps for src, slot in n.inputs if id(src) not in index)
     register = {(id(src), slot): r for r, (src, slot) in enumerate(outside)}
@@ -126,11 +130,10 @@ def _replace(graph, steps, data, control):
         "fused_attrs": [[[k, v] for k, v in sorted(n.attrs.items()) if not k.startswith("_")] for n in steps],
         "fused_dtypes": [n.output_dtypes[0] for n in steps],
     }
-    graph.remove(steps)
-    fused = graph.add(PlanNode(root.name, FUSED_OP, attrs, list(outside),
-                               dedupe(c for n in steps for c in n.control_inputs), [root.output_dtypes[0]],
-                               [root.output_shapes[0]], requested_device=root.requested_device, source=root.source,
-                               op_def=FUSED_ELEMENTWISE))
+    fused = PlanNode(root.name, FUSED_OP, attrs, list(outside),
+                     dedupe(c for n in steps for c in n.control_inputs), [root.output_dtypes[0]],
+                     [root.output_shapes[0]], requested_device=root.requested_device, source=root.source,
+                     op_def=FUSED_ELEMENTWISE)
     for reader, pos in data.get(id(root), ()):
         reader.inputs[pos] = (fused, 0)
     for waiter in control.get(id(root), ()):
