@@ -14,7 +14,11 @@ from absl.testing import absltest
 from tensorweave import dtypes, errors
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework import random_seed
+from tensorweave.framework.default_session import get_default_session
+from tensorweave.framework.device_spec import DeviceSpec
 from tensorweave.framework.tensor import Tensor
+from tensorweave.runtime.config import ConfigProto
+from tensorweave.runtime.session import Session
 
 __all__ = ["TestCase", "get_temp_dir", "main"]
 
@@ -56,7 +60,6 @@ class TestCase(absltest.TestCase):
     @contextlib.contextmanager
     def session(self, graph=None, config=None, use_gpu=True, force_gpu=False):
         """A new session on ``graph`` (default: the test's graph), installed as the default session."""
-        from tensorweave.runtime.session import Session
         with Session(graph=graph, config=self._config(config, use_gpu, force_gpu)) as sess, sess.as_default():
             with self._device(use_gpu, force_gpu):
                 yield sess
@@ -64,7 +67,6 @@ class TestCase(absltest.TestCase):
     @contextlib.contextmanager
     def cached_session(self, graph=None, config=None, use_gpu=True, force_gpu=False):
         """One session for the whole test, reused by every call (on the graph of the first call)."""
-        from tensorweave.runtime.session import Session
         if self._cached_session is None:
             self._cached_session = Session(graph=graph, config=self._config(config, use_gpu, force_gpu))
         sess = self._cached_session
@@ -81,7 +83,6 @@ class TestCase(absltest.TestCase):
 
     def evaluate(self, tensors):
         """The values of ``tensors`` (any nested structure) in the default session, or a cached one."""
-        from tensorweave.framework.default_session import get_default_session
         sess = get_default_session()
         if sess is None:
             with self.cached_session() as sess:
@@ -97,7 +98,6 @@ class TestCase(absltest.TestCase):
     def _config(config, use_gpu, force_gpu):
         if config is not None or use_gpu or force_gpu:
             return config
-        from tensorweave.runtime.config import ConfigProto
         return ConfigProto(device_count={"GPU": 0})
 
     @staticmethod
@@ -213,7 +213,6 @@ class TestCase(absltest.TestCase):
         self.assertEqual(np.asarray(self._value(target)).dtype, dtypes.as_dtype(expected_dtype).as_numpy_dtype)
 
     def assertDeviceEqual(self, device1, device2, msg=None):  # noqa: N802
-        from tensorweave.framework.device_spec import DeviceSpec
         self.assertEqual(DeviceSpec.from_string(device1 or "").to_string(),
                          DeviceSpec.from_string(device2 or "").to_string(), msg)
 
