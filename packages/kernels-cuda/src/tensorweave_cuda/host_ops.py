@@ -67,7 +67,9 @@ HOST_OPS = {
                     "calls a Python function on host numpy arrays while holding the GIL (CPU-only in TF as well)"),
     **dict.fromkeys(["SparseToDense", "SparseTensorDenseMatMul", "SparseTensorDenseAdd", "SparseAdd", "SparseAddGrad",
                      "SparseReduceSum", "SparseReduceSumSparse", "SparseSoftmax", "SparseConcat", "SparseReshape",
-                     "SparseReorder", "SparseFillEmptyRows", "SparseFillEmptyRowsGrad"],
+                     "SparseReorder", "SparseFillEmptyRows", "SparseFillEmptyRowsGrad", "SparseReduceMax",
+                     "SparseReduceMaxSparse", "SparseSlice", "SparseSliceGrad", "SparseSplit", "SparseDenseCwiseMul",
+                     "SparseDenseCwiseDiv", "SparseSparseMaximum", "SparseSparseMinimum"],
                     "sparse-tensor kernels sort and merge index rows with numpy's set routines on the host; their "
                     "dense results are copied to the GPU that consumes them"),
     "StringSplit": _IO,
