@@ -48,7 +48,7 @@ def _cwise_grad(op, grad, is_mul):
     if is_mul:
         dx, dy_values = grad * dense_values, grad * values
     else:
-        dx, dy_values = grad / dense_values, grad * (-values / math_ops.square(dense_values))
+        dx, dy_values = grad / dense_values, grad * (-values / unary_math_ops.square(dense_values))
     dy = sparse_add(fill_ops.zeros_like(y), SparseTensor(scaled, dy_values, y_shape))
     return [None, dx, None, dy]
 

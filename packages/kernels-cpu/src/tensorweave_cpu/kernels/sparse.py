@@ -90,6 +90,8 @@ def _dense_add(indices, values, a_shape, b):
         raise _invalid(f"SparseTensor of shape {list(a_shape)} and dense tensor of shape {list(b.shape)} differ")
     _check_bounds(indices, b.shape)
     out = np.array(b, copy=True)
+    if out.ndim == 0:  # every entry of a rank-0 SparseTensor is the one element
+        return out + values.sum(dtype=out.dtype)
     np.add.at(out, tuple(indices.T), values)
     return out
 
@@ -194,7 +196,7 @@ def _reduce_max(indices, values, shape, axes, *, keep_dims):
     out = np.zeros([int(d) for d in out_shape], values.dtype)
     if len(values):
         unique, peaks = _grouped(keys, values, np.maximum)
-        out[tuple(unique.T)] = peaks
+        out[tuple(unique.T)] = peaks if out.ndim else peaks[0]
     return out
 
 
