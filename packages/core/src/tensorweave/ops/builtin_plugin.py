@@ -64,6 +64,7 @@ OP_MODULES = (
     "tensorweave.ops.sparse_math_ops",
     "tensorweave.ops.sparse_slice_ops",
     "tensorweave.ops.sparse_elementwise_ops",
+    "tensorweave.ops.checkpoint_remap_ops",
     "tensorweave.ops.string_split_ops",
 )
 
