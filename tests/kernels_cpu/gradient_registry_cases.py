@@ -350,6 +350,12 @@ CASES.update({
     "SparseDenseCwiseMul": Case([(4,), (3, 1)], lambda v, d: [(_sp(v) * d).values, (_sp(v) * d[0]).values]),
     "SparseDenseCwiseDiv": Case([(4,), (4,)], lambda v, d: (_sp(v) / (d * d + 1.0)).values),
 })
+_SEGMENT_ROWS, _SEGMENT_IDS = [0, 2, 2, 3], [0, 0, 2, 2]
+for _kind, _fn in (("Sum", tf.sparse_segment_sum), ("Mean", tf.sparse_segment_mean),
+                   ("SqrtN", tf.sparse_segment_sqrt_n)):
+    CASES[f"SparseSegment{_kind}"] = Case([(4, 3)], lambda x, fn=_fn: fn(x, _SEGMENT_ROWS, _SEGMENT_IDS))
+    CASES[f"SparseSegment{_kind}WithNumSegments"] = Case(
+        [(4, 3)], lambda x, fn=_fn: fn(x, _SEGMENT_ROWS, _SEGMENT_IDS, num_segments=4))
 UNCHECKED.update({
     "SparseSparseMaximum": "its gradient raises, as TF has none (TF registers one that cannot run)",
     "SparseSparseMinimum": "its gradient raises, as TF has none (TF registers one that cannot run)",

@@ -55,7 +55,9 @@ HOST_OPS = {
                     "the special functions come from scipy.special on the host; cupyx.scipy.special kernels are "
                     "not written yet"),
     **dict.fromkeys(["SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd", "UnsortedSegmentMax",
-                     "UnsortedSegmentMin", "UnsortedSegmentProd"],
+                     "UnsortedSegmentMin", "UnsortedSegmentProd", "SparseSegmentSum", "SparseSegmentMean",
+                     "SparseSegmentSqrtN", "SparseSegmentSumWithNumSegments", "SparseSegmentMeanWithNumSegments",
+                     "SparseSegmentSqrtNWithNumSegments"],
                     "these segment reductions use numpy's ufunc.at on the host; only the segment sums have GPU "
                     "kernels (atomics) so far"),
     **dict.fromkeys(["CTCLoss", "CTCGreedyDecoder", "CTCBeamSearchDecoder"],
@@ -74,5 +76,6 @@ HOST_OPS = {
                     "sparse-tensor kernels sort and merge index rows with numpy's set routines on the host; their "
                     "dense results are copied to the GPU that consumes them"),
     "StringSplit": _IO,
+    "ListDiff": "a set difference of two vectors (numpy's isin) on the host; its results are short index vectors",
 }
 """op type -> why it stays on the host."""

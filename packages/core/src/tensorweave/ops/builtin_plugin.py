@@ -65,6 +65,7 @@ OP_MODULES = (
     "tensorweave.ops.sparse_slice_ops",
     "tensorweave.ops.sparse_elementwise_ops",
     "tensorweave.ops.checkpoint_remap_ops",
+    "tensorweave.ops.sparse_segment_ops",
     "tensorweave.ops.string_split_ops",
 )
 
