@@ -72,7 +72,7 @@ HOST_OPS = {
                      "SparseReduceSum", "SparseReduceSumSparse", "SparseSoftmax", "SparseConcat", "SparseReshape",
                      "SparseReorder", "SparseFillEmptyRows", "SparseFillEmptyRowsGrad", "SparseReduceMax",
                      "SparseReduceMaxSparse", "SparseSlice", "SparseSliceGrad", "SparseSplit", "SparseDenseCwiseMul",
-                     "SparseDenseCwiseDiv", "SparseSparseMaximum", "SparseSparseMinimum"],
+                     "SparseDenseCwiseDiv", "SparseSparseMaximum", "SparseSparseMinimum", "SparseCross"],
                     "sparse-tensor kernels sort and merge index rows with numpy's set routines on the host; their "
                     "dense results are copied to the GPU that consumes them"),
     "StringSplit": _IO,

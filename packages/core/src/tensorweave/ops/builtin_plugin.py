@@ -66,6 +66,7 @@ OP_MODULES = (
     "tensorweave.ops.sparse_elementwise_ops",
     "tensorweave.ops.checkpoint_remap_ops",
     "tensorweave.ops.sparse_segment_ops",
+    "tensorweave.ops.sparse_cross_ops",
     "tensorweave.ops.string_split_ops",
 )
 
