@@ -175,3 +175,24 @@ def test_reduce_max_of_a_huge_sparse_tensor_keeps_to_its_entries():
         np.testing.assert_array_equal(s.run(tf.sparse.reduce_max(sp, 0)), [-2.0, 0.0, 4.0])
         slice_value = s.run(tf.sparse.slice(sp, [2 ** 40, 1], [1, 2]))
     assert slice_value.indices.tolist() == [[0, 1]] and slice_value.values.tolist() == [4.0]
+
+
+def test_reset_shape_refuses_a_smaller_shape_while_building_or_when_run():
+    with pytest.raises(ValueError, match="dimension sizes >= sp_input.shape"):
+        tf.sparse_reset_shape(_sp(), [2, 4])
+    new_shape = tf.placeholder(tf.int64, [2])
+    grown = tf.sparse_reset_shape(_sp(), new_shape)
+    with tf.Session() as s:
+        assert s.run(grown, {new_shape: [5, 4]}).dense_shape.tolist() == [5, 4]
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            s.run(grown, {new_shape: [3, 3]})
+
+
+def test_a_sparse_loop_variable_with_maximum_iterations():
+    def body(acc):
+        return tf.sparse.add(acc, acc)
+
+    doubled = tf.while_loop(lambda acc: tf.sparse.reduce_sum(acc) < 1e9, body, [_sp()], maximum_iterations=3)
+    with tf.Session() as s:
+        value = s.run(doubled)
+    np.testing.assert_allclose(value.values, 8 * VALS)
