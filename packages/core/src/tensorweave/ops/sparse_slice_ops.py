@@ -130,14 +130,13 @@ def sparse_expand_dims(sp_input, axis=None, name=None):
             raise TypeError("axis must be an integer value in range [-rank(sp_input) - 1, rank(sp_input)]")
         axis = comparison_ops.where_v2(axis >= 0, axis, axis + rank_t + 1)
         count = shape_ops.shape(sp_input.indices)[0]
-        new_index = fill_ops.zeros(concat_split_ops.stack([count, 1]), dtype=dtypes.int64)
-        indices = concat_split_ops.concat([slicing_ops.slice(sp_input.indices, [0, 0], concat_split_ops.stack([-1, axis])),
-                                           new_index, slicing_ops.slice(sp_input.indices, concat_split_ops.stack([0, axis]),
-                                                                         [-1, -1])], axis=1)
+        stack, cut, at = concat_split_ops.stack, slicing_ops.slice, shape_ops.reshape(axis, [1])
+        new_index = fill_ops.zeros(stack([count, 1]), dtype=dtypes.int64)
+        indices = concat_split_ops.concat([cut(sp_input.indices, [0, 0], stack([-1, axis])), new_index,
+                                           cut(sp_input.indices, stack([0, axis]), [-1, -1])], axis=1)
         one = convert_to_tensor([1], dtype=dtypes.int64, name="new_shape")
-        dense_shape = concat_split_ops.concat([slicing_ops.slice(sp_input.dense_shape, [0], shape_ops.reshape(axis, [1])),
-                                               one, slicing_ops.slice(sp_input.dense_shape,
-                                                                      shape_ops.reshape(axis, [1]), [-1])], axis=0)
+        dense_shape = concat_split_ops.concat([cut(sp_input.dense_shape, [0], at), one,
+                                               cut(sp_input.dense_shape, at, [-1])], axis=0)
         static = sp_input.get_shape()
         if static_axis is not None and static.ndims is not None and static_axis >= 0:
             static = tensor_shape.TensorShape(static.dims[:static_axis] + [1] + static.dims[static_axis:])
