@@ -346,4 +346,17 @@ CASES.update({
     "SparseSoftmax": Case([(4,)], lambda v: tf.sparse_softmax(_sp(v)).values),
     "SparseReorder": Case([(3,)], lambda v: tf.sparse_reorder(_sp(v, [[2, 0], [0, 3], [0, 1]])).values),
     "SparseFillEmptyRows": Case([(4,), ()], lambda v, d: tf.sparse_fill_empty_rows(_sp(v), d)[0].values),
+    "SparseSlice": Case([(4,)], lambda v: tf.sparse_slice(_sp(v), [0, 1], [3, 2]).values),
+    "SparseDenseCwiseMul": Case([(4,), (3, 1)], lambda v, d: [(_sp(v) * d).values, (_sp(v) * d[0]).values]),
+    "SparseDenseCwiseDiv": Case([(4,), (4,)], lambda v, d: (_sp(v) / (d * d + 1.0)).values),
+})
+_SEGMENT_ROWS, _SEGMENT_IDS = [0, 2, 2, 3], [0, 0, 2, 2]
+for _kind, _fn in (("Sum", tf.sparse_segment_sum), ("Mean", tf.sparse_segment_mean),
+                   ("SqrtN", tf.sparse_segment_sqrt_n)):
+    CASES[f"SparseSegment{_kind}"] = Case([(4, 3)], lambda x, fn=_fn: fn(x, _SEGMENT_ROWS, _SEGMENT_IDS))
+    CASES[f"SparseSegment{_kind}WithNumSegments"] = Case(
+        [(4, 3)], lambda x, fn=_fn: fn(x, _SEGMENT_ROWS, _SEGMENT_IDS, num_segments=4))
+UNCHECKED.update({
+    "SparseSparseMaximum": "its gradient raises, as TF has none (TF registers one that cannot run)",
+    "SparseSparseMinimum": "its gradient raises, as TF has none (TF registers one that cannot run)",
 })

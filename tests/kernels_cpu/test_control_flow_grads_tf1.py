@@ -11,40 +11,14 @@ the other branch's (or any other use's) gradient, the whole gradient was dead, a
 silently did not run. The only tests with variables had loops and no cond.
 """
 
-import importlib.util
-
-import numpy as np
 import pytest
-from tf1_fixtures import FOLDER, array, load
+from tf1_fixtures import assert_matches, load, programs_module
 
 import tensorweave as tf
 
 
-def _programs():
-    spec = importlib.util.spec_from_file_location("cf_grads_programs", FOLDER / "cf_grads_programs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.PROGRAMS
-
-
-PROGRAMS = _programs()
+PROGRAMS = programs_module("cf_grads_programs").PROGRAMS
 EXPECTED = load("cf_grads")
-
-
-def _compare(got, want, where):
-    """``got`` as ``run`` returned it (dicts and lists of fetched values) against the recorded ``want``."""
-    if isinstance(want, dict):
-        assert sorted(got) == sorted(want), where
-        for k in want:
-            _compare(got[k], want[k], f"{where}[{k!r}]")
-    elif isinstance(got, (list, tuple)):
-        assert len(got) == len(want), where
-        for i, (g, w) in enumerate(zip(got, want)):
-            _compare(g, w, f"{where}[{i}]")
-    elif isinstance(want, str):
-        assert got == want, where
-    else:
-        np.testing.assert_allclose(np.asarray(got, np.float64), array(want), rtol=2e-5, atol=2e-6, err_msg=where)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -52,7 +26,7 @@ def test_gradients_match_tf1(name):
     run = PROGRAMS[name](tf)
     with tf.Session() as sess:
         got = run(sess)
-    _compare(got, EXPECTED[name], name)
+    assert_matches(got, EXPECTED[name], name)
 
 
 def test_every_program_has_reference_values():

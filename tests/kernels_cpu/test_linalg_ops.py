@@ -3,47 +3,16 @@ programs in tests/fixtures/tf1/linalg_programs.py (batched inputs, Python lists,
 the fixture cannot hold: Python lists where TF 2's einsum refuses them, errors that name the op, and the
 numbers of inputs TF's reference values do not reach (complex, large batches) against numpy."""
 
-import importlib.util
-
 import numpy as np
 import pytest
-from tf1_fixtures import FOLDER, array, load
+from tf1_fixtures import assert_matches, load, programs_module
 
 import tensorweave as tf
 
 
-def _programs():
-    spec = importlib.util.spec_from_file_location("linalg_programs", FOLDER / "linalg_programs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.PROGRAMS
-
-
-PROGRAMS = _programs()
+PROGRAMS = programs_module("linalg_programs").PROGRAMS
 EXPECTED = load("linalg")
 FLOAT32_PROGRAMS = {"fused_batch_norm_training", "fused_batch_norm_inference"}
-
-
-def _compare(got, want, where, tolerance):
-    if isinstance(want, dict):
-        assert sorted(got) == sorted(want), f"{where}: keys {sorted(got)} != {sorted(want)}"
-        for k in want:
-            _compare(got[k], want[k], f"{where}[{k!r}]", tolerance)
-    elif want is None or isinstance(want, str):
-        assert got == want, f"{where}: {got!r} != {want!r}"
-    elif isinstance(got, list) and (not got or not isinstance(got[0], (float, np.floating))):
-        # a static shape: TF's, or more precise where TF left a dimension unknown
-        assert len(got) == len(want) and all(w is None or g == w for g, w in zip(got, want)), \
-            f"{where}: static shape {got} does not refine TF's {want}"
-    else:
-        got = np.asarray(got)
-        expected = array(want)
-        assert got.shape == expected.shape, f"{where}: shape {got.shape} != {expected.shape}"
-        if got.dtype.kind in "iub":
-            np.testing.assert_array_equal(got, expected, err_msg=where)
-        else:
-            np.testing.assert_allclose(got.astype(np.float64), expected, rtol=tolerance, atol=tolerance,
-                                       err_msg=where)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -53,7 +22,8 @@ def test_matches_tf1(name):
         run = PROGRAMS[name](tf)
         with tf.Session(graph=graph) as sess:
             got = run(sess)
-    _compare(got, EXPECTED[name], name, 2e-4 if name in FLOAT32_PROGRAMS else 1e-7)
+    tolerance = 2e-4 if name in FLOAT32_PROGRAMS else 1e-7
+    assert_matches(got, EXPECTED[name], name, rtol=tolerance, atol=tolerance)
 
 
 def test_every_program_has_reference_values():

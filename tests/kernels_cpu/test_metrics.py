@@ -2,35 +2,15 @@
 (metrics.json); each compares the update op's and the value's results over three batches, the reset by
 tf.local_variables_initializer(), and the names and collections of the metric variables."""
 
-import importlib.util
-
 import numpy as np
 import pytest
-from tf1_fixtures import FOLDER, array, load
+from tf1_fixtures import assert_matches, load, programs_module
 
 import tensorweave as tf
 
 
-def _programs():
-    spec = importlib.util.spec_from_file_location("metrics_programs", FOLDER / "metrics_programs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.PROGRAMS
-
-
-PROGRAMS = _programs()
+PROGRAMS = programs_module("metrics_programs").PROGRAMS
 CASES = load("metrics")
-
-
-def _close(got, want, where):
-    if isinstance(want, list) and want and isinstance(want[0], str) and want[0] not in ("nan", "inf", "-inf"):
-        assert got == want, where
-        return
-    if isinstance(want, list) and want and isinstance(want[0], bool):
-        assert got == want, where
-        return
-    np.testing.assert_allclose(np.asarray(got, np.float64), array(want, np.float64), rtol=1e-5, atol=1e-6,
-                               err_msg=where)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -40,9 +20,7 @@ def test_metric_matches_tf1(name):
         run = PROGRAMS[name](tf)
         with tf.Session() as sess:
             got = run(sess)
-    assert sorted(got) == sorted(want)
-    for key in want:
-        _close(got[key], want[key], f"{name}: {key}")
+    assert_matches(got, want, name, rtol=1e-5, atol=1e-6)
 
 
 def test_every_program_has_reference_values():

@@ -4,34 +4,15 @@ retain, transpose, reorder, fill_empty_rows, embedding_lookup_sparse with each c
 their gradients) against the values TensorFlow computed (make_sparse.py); feeds, static shapes, errors, the
 tf.sparse names, and sparse ops inside tf.cond / tf.while_loop."""
 
-import importlib.util
-
 import numpy as np
 import pytest
-from tf1_fixtures import FOLDER, array, load
+from tf1_fixtures import assert_matches, load, programs_module
 
 import tensorweave as tf
 
 CASES = load("sparse")
-_spec = importlib.util.spec_from_file_location("sparse_programs", FOLDER / "sparse_programs.py")
-programs = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(programs)
+programs = programs_module("sparse_programs")
 IDX, VALS, SHAPE = programs.IDX, programs.VALS, programs.SHAPE
-
-
-def _assert_same(got, expected, where):
-    if isinstance(expected, dict):
-        assert isinstance(got, tf.SparseTensorValue), where
-        for part in ("indices", "values", "dense_shape"):
-            _assert_same(getattr(got, part), expected[part], f"{where}.{part}")
-        return
-    got = np.asarray(got)
-    if got.dtype == object:
-        assert got.tolist() == [s.encode("latin-1") for s in expected], where
-        return
-    want = array(expected)
-    assert got.shape == want.shape, f"{where}: shape {got.shape}, TF1 {want.shape}"
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=where)
 
 
 @pytest.mark.parametrize("name", sorted(programs.PROGRAMS))
@@ -39,15 +20,7 @@ def test_program_matches_tf1(name):
     fetches, feed = programs.PROGRAMS[name](tf)
     with tf.Session() as s:
         got = s.run(fetches, feed)
-    expected = CASES[name]
-    assert sorted(got) == sorted(expected)
-    for key, want in expected.items():
-        if isinstance(got[key], list):
-            assert len(got[key]) == len(want), key
-            for i, (g, w) in enumerate(zip(got[key], want)):
-                _assert_same(g, w, f"{name}/{key}[{i}]")
-        else:
-            _assert_same(got[key], want, f"{name}/{key}")
+    assert_matches(got, CASES[name], name, rtol=1e-5, atol=1e-6)
 
 
 def test_static_shapes_as_tf1():

@@ -77,6 +77,9 @@ from tensorweave.ops.space_depth_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.sort_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.sparse_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.sparse_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.sparse_slice_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.sparse_elementwise_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.sparse_segment_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.special_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.state_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.string_split_ops import *  # noqa: E402,F401,F403

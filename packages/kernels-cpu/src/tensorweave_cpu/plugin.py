@@ -52,6 +52,10 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.image_codecs",
     "tensorweave_cpu.kernels.script",
     "tensorweave_cpu.kernels.sparse",
+    "tensorweave_cpu.kernels.sparse_slicing",
+    "tensorweave_cpu.kernels.sparse_elementwise",
+    "tensorweave_cpu.kernels.checkpoint_remap",
+    "tensorweave_cpu.kernels.sparse_cross",
     "tensorweave_cpu.kernels.string_split",
     "tensorweave_cpu.kernels.native",
 )

@@ -20,7 +20,8 @@ HOST_OPS = {
                      "WholeFileReaderV2",
                      "ReaderNumRecordsProducedV2", "ReaderNumWorkUnitsCompletedV2", "ReaderReadUpToV2",
                      "ReaderReadV2", "ReaderResetV2", "MergeV2Checkpoints", "RestoreV2", "SaveV2", "ReadFile",
-                     "WriteFile", "ShardedFilename", "StringJoin"], _IO),
+                     "WriteFile", "ShardedFilename", "StringJoin", "GenerateVocabRemapping", "LoadAndRemapMatrix"],
+                    _IO),
     **dict.fromkeys(["ParseExample", "ParseSingleExample", "ParseSingleSequenceExample", "DecodeRaw", "DecodeCSV"],
                     "decodes serialized protos, bytes and CSV text (host strings) with protobuf and Python; the "
                     "numbers it makes are copied to the GPU (TF parses on the CPU as well)"),
@@ -54,7 +55,9 @@ HOST_OPS = {
                     "the special functions come from scipy.special on the host; cupyx.scipy.special kernels are "
                     "not written yet"),
     **dict.fromkeys(["SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd", "UnsortedSegmentMax",
-                     "UnsortedSegmentMin", "UnsortedSegmentProd"],
+                     "UnsortedSegmentMin", "UnsortedSegmentProd", "SparseSegmentSum", "SparseSegmentMean",
+                     "SparseSegmentSqrtN", "SparseSegmentSumWithNumSegments", "SparseSegmentMeanWithNumSegments",
+                     "SparseSegmentSqrtNWithNumSegments"],
                     "these segment reductions use numpy's ufunc.at on the host; only the segment sums have GPU "
                     "kernels (atomics) so far"),
     **dict.fromkeys(["CTCLoss", "CTCGreedyDecoder", "CTCBeamSearchDecoder"],
@@ -67,9 +70,12 @@ HOST_OPS = {
                     "calls a Python function on host numpy arrays while holding the GIL (CPU-only in TF as well)"),
     **dict.fromkeys(["SparseToDense", "SparseTensorDenseMatMul", "SparseTensorDenseAdd", "SparseAdd", "SparseAddGrad",
                      "SparseReduceSum", "SparseReduceSumSparse", "SparseSoftmax", "SparseConcat", "SparseReshape",
-                     "SparseReorder", "SparseFillEmptyRows", "SparseFillEmptyRowsGrad"],
+                     "SparseReorder", "SparseFillEmptyRows", "SparseFillEmptyRowsGrad", "SparseReduceMax",
+                     "SparseReduceMaxSparse", "SparseSlice", "SparseSliceGrad", "SparseSplit", "SparseDenseCwiseMul",
+                     "SparseDenseCwiseDiv", "SparseSparseMaximum", "SparseSparseMinimum", "SparseCross"],
                     "sparse-tensor kernels sort and merge index rows with numpy's set routines on the host; their "
                     "dense results are copied to the GPU that consumes them"),
     "StringSplit": _IO,
+    "ListDiff": "a set difference of two vectors (numpy's isin) on the host; its results are short index vectors",
 }
 """op type -> why it stays on the host."""

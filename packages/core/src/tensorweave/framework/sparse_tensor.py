@@ -48,11 +48,42 @@ class SparseTensor:
     def shape(self):
         return self.get_shape()
 
+    def consumers(self):
+        """The ops that read any of the three parts, each once."""
+        seen = {}
+        for part in (self._indices, self._values, self._dense_shape):
+            for op in part.consumers():
+                seen.setdefault(id(op), op)
+        return list(seen.values())
+
     def eval(self, feed_dict=None, session=None):
         return get_default_session_or_raise(session, self).run(self, feed_dict)
 
     def __repr__(self):
         return f"SparseTensor(indices={self._indices}, values={self._values}, dense_shape={self._dense_shape})"
+
+
+def expand_sparse(leaves):
+    """``leaves`` with each SparseTensor replaced by its three parts: what tf.cond and tf.while_loop carry."""
+    flat = []
+    for leaf in leaves:
+        flat.extend((leaf.indices, leaf.values, leaf.dense_shape) if isinstance(leaf, SparseTensor) else [leaf])
+    return flat
+
+
+def pack_sparse(leaves, flat, static_shapes=None):
+    """``expand_sparse`` undone: ``flat`` regrouped like ``leaves``, a SparseTensor from each three parts (with
+    its static shape from ``static_shapes``, one per leaf, where given)."""
+    out, i = [], 0
+    for n, leaf in enumerate(leaves):
+        if isinstance(leaf, SparseTensor):
+            shape = None if static_shapes is None else static_shapes[n]
+            out.append(SparseTensor(*flat[i:i + 3], static_shape=shape))
+            i += 3
+        else:
+            out.append(flat[i])
+            i += 1
+    return out
 
 
 def _feed_parts(sparse, value):

@@ -62,6 +62,10 @@ def numpy_value(value, dtype=None):
     if arr.dtype.kind == "O" and not isinstance(value, np.ndarray) and any(v is None for v in arr.flat):
         raise TypeError(f"Failed to convert elements of {_short(value)} to Tensor: None is not a value (TF1 "
                         f"refuses it as well). Give a number, or build the tensor with a placeholder.")
+    if arr.dtype.kind == "O" and not isinstance(value, np.ndarray) and not all(
+            isinstance(v, (str, bytes)) for v in arr.flat):
+        raise TypeError(f"Failed to convert elements of {_short(value)} to Tensor. Consider casting elements to a "
+                        f"supported type.")
     if arr.dtype.kind == "S" and not isinstance(value, np.ndarray):
         arr = np.asarray(value, dtype=object)  # numpy's fixed-width bytes would drop trailing NULs
     elif arr.dtype.kind == "U":

@@ -10,6 +10,7 @@ from tensorweave import dtypes
 from tensorweave.framework import common_shapes, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
+from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor, numpy_value
 from tensorweave.framework.tensor_util import constant_value
 
@@ -109,6 +110,10 @@ def _identity_value(op, index):
 
 
 def identity(input, name=None):  # noqa: A002
+    """``input`` passed through an Identity op; a SparseTensor part by part, as TF does."""
+    if isinstance(input, SparseTensor):
+        return SparseTensor(*(identity(part) for part in (input.indices, input.values, input.dense_shape)),
+                            static_shape=input.get_shape())
     return apply_op("Identity", [input], name=name or "Identity")
 
 

@@ -62,6 +62,11 @@ OP_MODULES = (
     "tensorweave.ops.script_ops",
     "tensorweave.ops.sparse_ops",
     "tensorweave.ops.sparse_math_ops",
+    "tensorweave.ops.sparse_slice_ops",
+    "tensorweave.ops.sparse_elementwise_ops",
+    "tensorweave.ops.checkpoint_remap_ops",
+    "tensorweave.ops.sparse_segment_ops",
+    "tensorweave.ops.sparse_cross_ops",
     "tensorweave.ops.string_split_ops",
 )
 

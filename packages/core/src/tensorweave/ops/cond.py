@@ -15,6 +15,7 @@ from tensorweave import dtypes
 from tensorweave.framework import nest, tensor_util
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.operation import Operation, user_frame
+from tensorweave.framework.sparse_tensor import SparseTensor, expand_sparse, pack_sparse
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import (
@@ -94,7 +95,7 @@ class CondContext(ControlFlowContext):
                 raise ValueError(f"tf.cond: {fn_name} returned None; both branch functions must return "
                                  f"tensors (or ops) with the same structure")
             self._warn_unconditional(original, fn_name)
-            flat = [self._branch_output(v) for v in nest.flatten(original)]
+            flat = [self._branch_output(v) for v in expand_sparse(nest.flatten(original))]
         return original, flat
 
     def _branch_output(self, v):
@@ -166,14 +167,20 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
             raise ValueError(f"tf.cond: true_fn and false_fn must return the same structure, but true_fn "
                              f"returned {nest.describe(orig_t)} and false_fn returned {nest.describe(orig_f)} "
                              f"({_call_site()})")
+        leaves_t, leaves_f = nest.flatten(orig_t), nest.flatten(orig_f)
+        for t, f in zip(leaves_t, leaves_f):
+            if isinstance(t, SparseTensor) != isinstance(f, SparseTensor):
+                raise ValueError(f"tf.cond: true_fn and false_fn must return the same structure, but one returns "
+                                 f"{t!r:.60} where the other returns {f!r:.60} ({_call_site()})")
         for i, (t, f) in enumerate(zip(res_t, res_f)):
             if t.dtype != f.dtype:
                 raise TypeError(f"tf.cond: output {i} of true_fn has dtype {t.dtype.name} but the same output "
                                 f"of false_fn has dtype {f.dtype.name} ({_call_site()}); tf.cast one of them")
         merges = [control_flow_ops.merge([f, t])[0] for t, f in zip(res_t, res_f)]
-        flat_t = nest.flatten(orig_t)
+        shapes = [t.get_shape().most_specific_compatible_shape(f.get_shape()) if isinstance(t, SparseTensor) else None
+                  for t, f in zip(leaves_t, leaves_f)]
         merges = [TensorArray.from_flow(orig, m) if isinstance(orig, TensorArray) else m
-                  for orig, m in zip(flat_t, merges)]
+                  for orig, m in zip(leaves_t, pack_sparse(leaves_t, merges, shapes))]
         result = nest.pack_sequence_as(orig_t, merges)
     if not strict and isinstance(result, (list, tuple)) and not hasattr(result, "_fields") and len(result) == 1:
         return result[0]

@@ -1,5 +1,5 @@
-"""One-hot encoding, masks and unique values: OneHot, Where (coordinates of true entries), Unique and
-UniqueWithCounts, and boolean_mask / sequence_mask built from them."""
+"""One-hot encoding, masks and unique values: OneHot, Where (coordinates of true entries), Unique,
+UniqueWithCounts and ListDiff (setdiff1d), and boolean_mask / sequence_mask built from them."""
 
 import collections
 
@@ -7,6 +7,7 @@ from tensorweave import dtypes
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.graph import name_scope
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
 from tensorweave.framework.tensor_util import constant_value
@@ -16,7 +17,8 @@ from tensorweave.ops import (
 
 DEFS = OpDefList()
 
-__all__ = ["one_hot", "boolean_mask", "sequence_mask", "unique", "unique_with_counts"]
+__all__ = ["one_hot", "boolean_mask", "sequence_mask", "unique", "unique_with_counts", "setdiff1d",
+           "sparse_mask"]
 
 ONE_HOT = DEFS.define(
     "OneHot", inputs=["indices: TI", "depth: int32", "on_value: T", "off_value: T"], outputs=["output: T"],
@@ -70,6 +72,17 @@ def _unique_shape(op):
 
 UNIQUE.set_shape_fn(_unique_shape)
 UNIQUE_WITH_COUNTS.set_shape_fn(_unique_shape)
+LIST_DIFF = DEFS.define(
+    "ListDiff", inputs=["x: T", "y: T"], outputs=["out: T", "idx: out_idx"],
+    attrs=["T: any", "out_idx: {int32, int64} = int32"], grad=NOT_DIFFERENTIABLE,
+    doc="The entries of the vector x that are not in y, in x's order (repeats kept), and where they sit in x.")
+
+
+@LIST_DIFF.set_shape_fn
+def _list_diff_shape(op):
+    op.inputs[0].shape.with_rank(1)
+    op.inputs[1].shape.with_rank(1)
+    return [tensor_shape.TensorShape([None])] * 2
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
@@ -159,6 +172,23 @@ UniqueWithCountsOutput = collections.namedtuple("UniqueWithCounts", ["y", "idx",
 def unique(x, out_idx=dtypes.int32, name=None):
     """(y, idx): the distinct values of the 1-D ``x`` in order of first appearance, and x == y[idx]."""
     return UniqueOutput(*apply_op("Unique", [x], {"out_idx": out_idx}, name=name or "Unique"))
+
+
+ListDiffOutput = collections.namedtuple("ListDiff", ["out", "idx"])
+
+
+def setdiff1d(x, y, index_dtype=dtypes.int32, name=None):
+    """(out, idx): the entries of the 1-D ``x`` that are not in ``y``, in order, and x[idx] == out."""
+    x = convert_to_tensor(x, name="x")
+    y = convert_to_tensor(y, dtype=x.dtype, name="y")
+    return ListDiffOutput(*apply_op("ListDiff", [x, y], {"out_idx": index_dtype}, name=name or "ListDiff"))
+
+
+def sparse_mask(a, mask_indices, name=None):
+    """The IndexedSlices ``a`` without the slices whose index is in ``mask_indices``."""
+    with name_scope(name or "sparse_mask") as scope:
+        indices, kept = setdiff1d(a.indices, mask_indices)
+        return IndexedSlices(gather_ops.gather(a.values, kept, name=scope), indices, a.dense_shape)
 
 
 def unique_with_counts(x, out_idx=dtypes.int32, name=None):

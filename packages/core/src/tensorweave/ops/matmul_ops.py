@@ -4,17 +4,19 @@
 of complex operands are conjugate transposes. Batch gradients are summed back over broadcast batch dims.
 """
 
+from tensorweave import dtypes
 from tensorweave.framework import common_shapes, tensor_shape
 from tensorweave.framework.flops import input_dims, num_elements
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
+from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import unary_math_ops
 from tensorweave.ops.broadcast_gradient_ops import unbroadcast
 from tensorweave.ops.math_ops import as_same_dtype_tensors
 
 DEFS = OpDefList()
 
-__all__ = ["matmul"]
+__all__ = ["matmul", "sparse_matmul"]
 
 _TYPES = "T: {float16, float32, float64, int32, int64, complex64, complex128}"
 
@@ -142,3 +144,17 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if transpose_b:
         b, adjoint_b = _conj(b), True
     return apply_op("BatchMatMulV2", [a, b], {"adj_x": adjoint_a, "adj_y": adjoint_b}, name=name or "MatMul")
+
+
+def sparse_matmul(a, b, transpose_a=False, transpose_b=False, a_is_sparse=False, b_is_sparse=False, name=None):
+    """TF1's ``tf.sparse_matmul``: a float32 product of float32 or bfloat16 matrices (the sparsity hints only
+    chose TF's kernel); the values are ``matmul``'s."""
+    operands = []
+    for side, t in (("a", a), ("b", b)):
+        t = convert_to_tensor(t, name=side)
+        if t.dtype not in (dtypes.float32, dtypes.bfloat16):
+            raise TypeError(f"Value passed to parameter '{side}' has DataType {t.dtype.name} not in list of allowed "
+                            f"values: float32, bfloat16")
+        operands.append(t if t.dtype is dtypes.float32 else unary_math_ops.cast(t, dtypes.float32))
+    return apply_op("MatMul", operands, {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)},
+                    name=name or "SparseMatMul")

@@ -1,5 +1,5 @@
 """Arithmetic on sparse tensors: a sparse matrix times a dense one, sums (sparse + sparse, sparse + dense),
-reductions and softmax over the entries, with TF1's gradients (to the values and to the dense operand)."""
+reductions (sum, max) and softmax over the entries, with TF1's gradients (to the values and to the dense operand)."""
 
 from tensorweave import dtypes
 from tensorweave.framework import tensor_shape
@@ -18,7 +18,7 @@ from tensorweave.ops.sparse_ops import _sparse
 DEFS = OpDefList()
 
 __all__ = ["sparse_tensor_dense_matmul", "sparse_add", "sparse_reduce_sum", "sparse_reduce_sum_sparse",
-           "sparse_softmax"]
+           "sparse_reduce_max", "sparse_reduce_max_sparse", "sparse_softmax"]
 
 _SPARSE_IN = ["a_indices: int64", "a_values: T", "a_shape: int64"]
 MATMUL = DEFS.define(
@@ -48,6 +48,17 @@ REDUCE_SUM_SPARSE = DEFS.define(
     outputs=["output_indices: int64", "output_values: T", "output_shape: int64"],
     attrs=["keep_dims: bool = False", "T: numeric"], grad=NOT_DIFFERENTIABLE,
     doc="Sums the entries over reduction_axes; a SparseTensor of the sums of the groups that have entries.")
+REDUCE_MAX = DEFS.define(
+    "SparseReduceMax", inputs=["input_indices: int64", "input_values: T", "input_shape: int64",
+                               "reduction_axes: int32"], outputs=["output: T"],
+    attrs=["keep_dims: bool = False", "T: real"],
+    doc="The largest entry over reduction_axes (absent entries take no part; 0 where none is); a dense result.")
+REDUCE_MAX_SPARSE = DEFS.define(
+    "SparseReduceMaxSparse", inputs=["input_indices: int64", "input_values: T", "input_shape: int64",
+                                     "reduction_axes: int32"],
+    outputs=["output_indices: int64", "output_values: T", "output_shape: int64"],
+    attrs=["keep_dims: bool = False", "T: real"],
+    doc="The largest entry over reduction_axes; a SparseTensor of the groups that have entries.")
 SOFTMAX = DEFS.define(
     "SparseSoftmax", inputs=["sp_indices: int64", "sp_values: T", "sp_shape: int64"], outputs=["output: T"],
     attrs=["T: {float16, float32, float64}"],
@@ -121,6 +132,7 @@ def _reduced(op):
 
 
 @REDUCE_SUM.set_shape_fn
+@REDUCE_MAX.set_shape_fn
 def _reduce_sum_shape(op):
     kept, left = _reduced(op)
     if kept is None:
@@ -141,6 +153,7 @@ def _reduce_sum_grad(op, grad):
 
 
 @REDUCE_SUM_SPARSE.set_shape_fn
+@REDUCE_MAX_SPARSE.set_shape_fn
 def _reduce_sum_sparse_shape(op):
     kept, left = _reduced(op)
     rank = None if kept is None else len(kept if op.get_attr("keep_dims") else left)
@@ -206,21 +219,29 @@ def _keep(keepdims, keep_dims):
     return bool(keep_dims if keepdims is None else keepdims)
 
 
-def sparse_reduce_sum(sp_input, axis=None, keepdims=None, reduction_axes=None, keep_dims=None):
-    """The sum of the entries over ``axis`` (all by default), as a dense tensor."""
-    sp_input = _sparse(sp_input)
-    return apply_op("SparseReduceSum", [sp_input.indices, sp_input.values, sp_input.dense_shape,
-                                        _axes(sp_input, axis, reduction_axes)],
-                    {"keep_dims": _keep(keepdims, keep_dims)}, name="SparseReduceSum")
+def _reduce(op_type, doc):
+    def reduce(sp_input, axis=None, keepdims=None, reduction_axes=None, keep_dims=None):
+        sp_input = _sparse(sp_input)
+        outputs = apply_op(op_type, [sp_input.indices, sp_input.values, sp_input.dense_shape,
+                                     _axes(sp_input, axis, reduction_axes)],
+                           {"keep_dims": _keep(keepdims, keep_dims)}, name=op_type)
+        return SparseTensor(*outputs) if op_type.endswith("Sparse") else outputs
+
+    reduce.__doc__ = doc
+    return reduce
 
 
-def sparse_reduce_sum_sparse(sp_input, axis=None, keepdims=None, reduction_axes=None, keep_dims=None):
-    """The sum of the entries over ``axis``, as a SparseTensor holding the sums of the groups with entries."""
-    sp_input = _sparse(sp_input)
-    indices, values, shape = apply_op("SparseReduceSumSparse", [
-        sp_input.indices, sp_input.values, sp_input.dense_shape, _axes(sp_input, axis, reduction_axes)],
-        {"keep_dims": _keep(keepdims, keep_dims)}, name="SparseReduceSumSparse")
-    return SparseTensor(indices, values, shape)
+sparse_reduce_sum = _reduce("SparseReduceSum", "The sum of the entries over ``axis`` (all by default), as a dense "
+                                               "tensor.")
+sparse_reduce_sum_sparse = _reduce("SparseReduceSumSparse", "The sum of the entries over ``axis``, as a "
+                                   "SparseTensor holding the sums of the groups with entries.")
+sparse_reduce_max = _reduce("SparseReduceMax", "The largest entry over ``axis`` (all by default) as a dense tensor; "
+                            "only the entries take part (not the implicit zeros), and a group with none gives 0.")
+sparse_reduce_max_sparse = _reduce("SparseReduceMaxSparse", "The largest entry over ``axis``, as a SparseTensor "
+                                   "holding the maxima of the groups with entries.")
+for _fn, _name in ((sparse_reduce_sum, "sparse_reduce_sum"), (sparse_reduce_sum_sparse, "sparse_reduce_sum_sparse"),
+                   (sparse_reduce_max, "sparse_reduce_max"), (sparse_reduce_max_sparse, "sparse_reduce_max_sparse")):
+    _fn.__name__ = _fn.__qualname__ = _name
 
 
 def sparse_softmax(sp_input, name=None):

@@ -9,7 +9,7 @@ instances convert to tensors (variables, for example).
 
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops import comparison_ops, math_ops, matmul_ops, slicing_ops, unary_math_ops
+from tensorweave.ops import comparison_ops, math_ops, matmul_ops, slicing_ops, sparse_elementwise_ops, unary_math_ops
 
 __all__ = []
 
@@ -46,7 +46,7 @@ def _getitem(self, key):
 
 
 # Dunder name (without underscores) -> (module, function); the functions are looked up when an operator runs.
-_BINARY = {"add": (math_ops, "add"), "sub": (math_ops, "subtract"), "mul": (math_ops, "multiply"),
+_BINARY = {"add": (math_ops, "add"), "sub": (math_ops, "subtract"), "mul": (sparse_elementwise_ops, "multiply"),
            "truediv": (math_ops, "truediv"), "floordiv": (math_ops, "floordiv"), "mod": (math_ops, "floormod"),
            "pow": (math_ops, "pow"), "matmul": (matmul_ops, "matmul"), "and": (comparison_ops, "logical_and"),
            "or": (comparison_ops, "logical_or"), "xor": (comparison_ops, "logical_xor")}

@@ -9,6 +9,7 @@ executor runs iterations in frames, up to ``parallel_iterations`` at once.
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, nest, tensor_shape
 from tensorweave.framework.operation import user_frame
+from tensorweave.framework.sparse_tensor import SparseTensor, expand_sparse, pack_sparse
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import array_ops, comparison_ops, control_flow_ops, math_ops
 from tensorweave.ops.control_flow_context import (
@@ -134,9 +135,10 @@ class WhileContext(ControlFlowContext):
     def build_loop(self, cond_fn, body_fn, loop_vars, shape_invariants, outer_deps, limited=False):
         """Adds the loop; returns the exits packed like the body's result."""
         flat_orig = nest.flatten(loop_vars)
-        flat = [v.flow if isinstance(v, TensorArray) else convert_to_tensor(v) for v in flat_orig]
-        names = [f"{path} (tensor {t.name!r})" for path, t in zip(_var_names(loop_vars, limited), flat)]
-        invariants = _flat_invariants(loop_vars, flat, shape_invariants, names)
+        flat = [v.flow if isinstance(v, TensorArray) else convert_to_tensor(v) for v in expand_sparse(flat_orig)]
+        paths = _var_names(loop_vars, limited)
+        names = [f"{path} (tensor {t.name!r})" for path, t in zip(_part_names(paths, flat_orig), flat)]
+        invariants = _flat_invariants(loop_vars, flat_orig, flat, shape_invariants, names)
         outer = [self.outer_context.add_value(x) for x in flat] if self.outer_context is not None else flat
         enters = []
         for x, real, invariant in zip(flat, outer, invariants):
@@ -163,19 +165,39 @@ class WhileContext(ControlFlowContext):
             packed_body = _call_args(loop_vars, _rewrap(flat_orig, body_vars))
             result = _as_sequence_like(loop_vars, body_fn(*packed_body))
             _check_structure(loop_vars, result)
-            flat_result = nest.flatten(result)
-            for i, (m, v) in enumerate(zip(merges, flat_result)):
+            result_leaves = nest.flatten(result)
+            _check_sparse_kinds(paths, flat_orig, result_leaves)
+            for i, (m, v) in enumerate(zip(merges, expand_sparse(result_leaves))):
                 v = v.flow if isinstance(v, TensorArray) else convert_to_tensor(v)
                 _check_next_value(names[i], m, v)
                 m.op._update_input(1, control_flow_ops.next_iteration(v))
             self.loop_exits = [control_flow_ops.loop_exit(s[0]) for s in switches]
         self.exit_result(self.loop_exits)
-        return nest.pack_sequence_as(result, _rewrap(nest.flatten(result), self.loop_exits))
+        shapes = [o.get_shape().most_specific_compatible_shape(r.get_shape()) if isinstance(o, SparseTensor) else None
+                  for o, r in zip(flat_orig, result_leaves)]
+        return nest.pack_sequence_as(result, _rewrap(result_leaves, self.loop_exits, shapes))
 
 
-def _rewrap(flat_orig, tensors):
-    """Loop tensors with TensorArrays put back where the loop variables were TensorArrays."""
-    return [TensorArray.from_flow(o, t) if isinstance(o, TensorArray) else t for o, t in zip(flat_orig, tensors)]
+def _rewrap(flat_orig, tensors, static_shapes=None):
+    """Loop tensors regrouped like the loop variables: TensorArrays and SparseTensors put back where they were."""
+    return [TensorArray.from_flow(o, t) if isinstance(o, TensorArray) else t
+            for o, t in zip(flat_orig, pack_sparse(flat_orig, tensors, static_shapes))]
+
+
+def _part_names(paths, leaves):
+    """A name per carried tensor: a SparseTensor's three parts as ``path.indices`` and so on."""
+    names = []
+    for path, leaf in zip(paths, leaves):
+        names.extend([f"{path}.indices", f"{path}.values", f"{path}.dense_shape"] if isinstance(leaf, SparseTensor)
+                     else [path])
+    return names
+
+
+def _check_sparse_kinds(paths, loop_leaves, result_leaves):
+    for path, before, after in zip(paths, loop_leaves, result_leaves):
+        if isinstance(before, SparseTensor) != isinstance(after, SparseTensor):
+            raise ValueError(f"tf.while_loop: body must return the same structure as loop_vars, but {path} enters "
+                             f"the loop as {before!r:.60} and the body returns {after!r:.60} for it ({_call_site()})")
 
 
 def _is_plain_sequence(x):
@@ -223,16 +245,32 @@ def _var_names(loop_vars, limited):
     return paths
 
 
-def _flat_invariants(loop_vars, flat, shape_invariants, names):
+def _flat_invariants(loop_vars, leaves, flat, shape_invariants, names):
+    """A shape per carried tensor. A SparseTensor's invariant is its dense_shape's (TF1's: the rank, or
+    TensorShape([None]) for any rank); its indices and values may change length in every iteration."""
     if shape_invariants is None:
-        return [t.shape for t in flat]
-    try:
-        given = nest.flatten(nest.map_structure(lambda v, s: s, loop_vars, shape_invariants))
-    except (ValueError, TypeError):
-        raise ValueError(f"tf.while_loop: shape_invariants must have the structure of loop_vars "
-                         f"({nest.describe(loop_vars)}), got {shape_invariants!r}") from None
+        given = [leaf.dense_shape.shape if isinstance(leaf, SparseTensor) else None for leaf in leaves]
+    else:
+        try:
+            given = nest.flatten(nest.map_structure(lambda v, s: s, loop_vars, shape_invariants))
+        except (ValueError, TypeError):
+            raise ValueError(f"tf.while_loop: shape_invariants must have the structure of loop_vars "
+                             f"({nest.describe(loop_vars)}), got {shape_invariants!r}") from None
+    per_part = []
+    for leaf, s in zip(leaves, given):
+        if isinstance(leaf, SparseTensor):
+            s = tensor_shape.as_shape(s)
+            if s.ndims != 1:
+                raise ValueError(f"tf.while_loop: the shape invariant of a SparseTensor is the shape of its "
+                                 f"dense_shape, with 1 dimension (its rank, or None); got {s} ({_call_site()})")
+            per_part.extend([tensor_shape.TensorShape([None, s[0]]), tensor_shape.TensorShape([None]), s])
+        else:
+            per_part.append(s)
     result = []
-    for i, (t, s) in enumerate(zip(flat, given)):
+    for i, (t, s) in enumerate(zip(flat, per_part)):
+        if s is None:
+            result.append(t.shape)
+            continue
         s = tensor_shape.as_shape(s)
         if not _shape_less_or_equal(t.shape, s):
             raise ValueError(f"tf.while_loop: {names[i]} has shape {t.shape}, which does not "

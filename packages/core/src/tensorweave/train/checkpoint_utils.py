@@ -108,9 +108,14 @@ def _load_into(variable, prefix, tensor_name, slice_spec=""):
         restored = io_ops.restore_v2(prefix, [tensor_name], [slice_spec], [variable.dtype],
                                      name="checkpoint_initializer")[0]
     restored.set_shape(variable.get_shape())
+    initialize_with(variable, restored)
+
+
+def initialize_with(variable, value):
+    """Makes ``variable``'s initializer assign ``value`` (a tensor) instead of its initial value."""
     with variable.graph.as_default(), graph_mod.colocate_with(variable.handle.op):
-        variable._initializer_op = state_ops.assign_variable_op(variable.handle, restored, name="Assign")
-    variable._initial_value = restored
+        variable._initializer_op = state_ops.assign_variable_op(variable.handle, value, name="Assign")
+    variable._initial_value = value
 
 
 def _load_variable_or_parts(target, prefix, tensor_name):

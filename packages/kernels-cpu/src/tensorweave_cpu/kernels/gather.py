@@ -147,6 +147,18 @@ def _unique_kernel(x, *, out_idx):
     return list(_unique(x, out_idx)[:2])
 
 
+@KERNELS.register("ListDiff")
+def _list_diff(x, y, *, out_idx):
+    if x.ndim != 1 or y.ndim != 1:
+        raise _invalid(f"ListDiff takes vectors, got shapes {list(x.shape)} and {list(y.shape)}")
+    if x.dtype == object:  # strings: numpy's isin would compare them as objects one pair at a time
+        dropped = set(y.tolist())
+        kept = np.array([i for i, v in enumerate(x.tolist()) if v not in dropped], np.int64)
+    else:
+        kept = np.nonzero(~np.isin(x, y))[0]
+    return x[kept], kept.astype(out_idx.as_numpy_dtype)
+
+
 @KERNELS.register("UniqueWithCounts")
 def _unique_with_counts(x, *, out_idx):
     return list(_unique(x, out_idx))

@@ -81,3 +81,40 @@ for _how in ("max", "min", "prod"):
     KERNELS.add(f"UnsortedSegment{_how.capitalize()}", _unsorted(_how))
 _unsorted_segment_sum = KERNELS.register("UnsortedSegmentSum")(_unsorted("sum"))
 """The CPU's UnsortedSegmentSum, which the GPU package's tests replay (same layout, same errors)."""
+
+
+def _sparse_segment(how):
+    """SparseSegment{Sum,Mean,SqrtN}: rows data[indices] grouped by sorted segment_ids (and a kernel for the
+    WithNumSegments form)."""
+    def compute(data, indices, segment_ids, num_segments=None):
+        indices, segment_ids = indices.reshape(-1), segment_ids.reshape(-1)
+        if indices.shape != segment_ids.shape:
+            raise ValueError(f"indices ({indices.size}) and segment_ids ({segment_ids.size}) must have one entry "
+                             f"each for the same rows")
+        bad = (indices < 0) | (indices >= data.shape[0])
+        if bad.any():
+            at = int(np.argmax(bad))
+            raise ValueError(f"indices[{at}] = {int(indices[at])} is out of range [0, {data.shape[0]})")
+        if segment_ids.size and (segment_ids[0] < 0 or (np.diff(segment_ids) < 0).any()):
+            raise ValueError("segment ids are not increasing: sparse segment reductions need sorted, non-negative "
+                             "segment_ids")
+        count = int(num_segments) if num_segments is not None else (
+            int(segment_ids[-1]) + 1 if segment_ids.size else 0)
+        out, sizes = _reduce(data[indices], segment_ids, count, "sum")
+        if how != "sum":
+            scale = np.maximum(sizes, 1).astype(out.dtype)
+            out = out / (scale if how == "mean" else np.sqrt(scale)).reshape((count,) + (1,) * (out.ndim - 1))
+        return out.astype(data.dtype, copy=False)
+
+    def without_count(data, indices, segment_ids):
+        return compute(data, indices, segment_ids)
+
+    def with_count(data, indices, segment_ids, num_segments):
+        return compute(data, indices, segment_ids, num_segments)
+    return without_count, with_count
+
+
+for _how, _name in (("sum", "Sum"), ("mean", "Mean"), ("sqrt_n", "SqrtN")):
+    _kernels = _sparse_segment(_how)
+    KERNELS.add(f"SparseSegment{_name}", _kernels[0])
+    KERNELS.add(f"SparseSegment{_name}WithNumSegments", _kernels[1])

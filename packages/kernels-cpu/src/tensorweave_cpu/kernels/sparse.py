@@ -90,6 +90,8 @@ def _dense_add(indices, values, a_shape, b):
         raise _invalid(f"SparseTensor of shape {list(a_shape)} and dense tensor of shape {list(b.shape)} differ")
     _check_bounds(indices, b.shape)
     out = np.array(b, copy=True)
+    if out.ndim == 0:  # every entry of a rank-0 SparseTensor is the one element
+        return out + values.sum(dtype=out.dtype)
     np.add.at(out, tuple(indices.T), values)
     return out
 
@@ -156,8 +158,9 @@ def _reduce_sum(indices, values, shape, axes, *, keep_dims):
     return out.reshape([1 if i in reduced else int(shape[i]) for i in range(len(shape))]) if keep_dims else out
 
 
-@KERNELS.register("SparseReduceSumSparse")
-def _reduce_sum_sparse(indices, values, shape, axes, *, keep_dims):
+def _reduction_groups(indices, shape, axes, keep_dims):
+    """(each entry's key in the result, the result's shape) of a reduction over ``axes``: the entry's index
+    without the reduced axes (or with them set to 0 under ``keep_dims``)."""
     _check_bounds(indices, shape)
     reduced = _reduction_axes(axes, len(shape))
     kept = [i for i in range(len(shape)) if i not in reduced]
@@ -166,12 +169,43 @@ def _reduce_sum_sparse(indices, values, shape, axes, *, keep_dims):
     keys = indices.copy() if keep_dims else indices[:, kept]
     if keep_dims:
         keys[:, reduced] = 0
+    return keys, out_shape
+
+
+def _grouped(keys, values, ufunc):
+    """(the distinct keys in row-major order, ``ufunc`` reduced over each key's values)."""
     if keys.shape[1] == 0:
-        return np.zeros((1, 0), np.int64), np.array([values.sum()], values.dtype), out_shape
+        return np.zeros((1, 0), np.int64), np.array([ufunc.reduce(values)] if len(values) else [0], values.dtype)
     unique, group = np.unique(keys, axis=0, return_inverse=True)
-    sums = np.zeros(len(unique), values.dtype)
-    np.add.at(sums, group.reshape(-1), values)
-    return unique.astype(np.int64), sums, out_shape
+    out = np.zeros(len(unique), values.dtype) if ufunc is np.add else np.full(len(unique), values.min(initial=0),
+                                                                                 values.dtype)
+    ufunc.at(out, group.reshape(-1), values)
+    return unique.astype(np.int64), out
+
+
+@KERNELS.register("SparseReduceSumSparse")
+def _reduce_sum_sparse(indices, values, shape, axes, *, keep_dims):
+    keys, out_shape = _reduction_groups(indices, shape, axes, keep_dims)
+    return (*_grouped(keys, values, np.add), out_shape)
+
+
+@KERNELS.register("SparseReduceMax")
+def _reduce_max(indices, values, shape, axes, *, keep_dims):
+    """The largest entry of each group; 0 where a group has no entry (as TF, never the type's lowest value)."""
+    keys, out_shape = _reduction_groups(indices, shape, axes, keep_dims)
+    out = np.zeros([int(d) for d in out_shape], values.dtype)
+    if len(values):
+        unique, peaks = _grouped(keys, values, np.maximum)
+        out[tuple(unique.T)] = peaks if out.ndim else peaks[0]
+    return out
+
+
+@KERNELS.register("SparseReduceMaxSparse")
+def _reduce_max_sparse(indices, values, shape, axes, *, keep_dims):
+    keys, out_shape = _reduction_groups(indices, shape, axes, keep_dims)
+    if not len(values):
+        return np.zeros((0, len(out_shape)), np.int64), values[:0].copy(), out_shape
+    return (*_grouped(keys, values, np.maximum), out_shape)
 
 
 @KERNELS.register("SparseSoftmax")
