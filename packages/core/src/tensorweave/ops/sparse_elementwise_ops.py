@@ -121,11 +121,11 @@ def _sparse_truediv(sp, y):
         return _cwise(sp, y, "SparseDenseCwiseDiv", scope)
 
 
-def multiply(x, y):
+def multiply(x, y, name=None):
     """A Tensor's ``*``: ``tf.multiply``, except that ``dense * sparse`` is a SparseTensor, as TF1's."""
     if not isinstance(y, SparseTensor):
-        return math_ops.multiply(x, y)
-    with name_scope("mul") as scope:
+        return math_ops.multiply(x, y, name=name)
+    with name_scope(name, "mul") as scope:
         return _cwise(y, convert_to_tensor(x, dtype=y.dtype.base_dtype, name="x"), "SparseDenseCwiseMul", scope)
 
 
