@@ -1,5 +1,6 @@
 """Reference values made by real TensorFlow (``tests/fixtures/tf1/make_<topic>.py``), for tests to compare with."""
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -22,3 +23,31 @@ def array(value, dtype=None):
             return [decode(x) for x in v]
         return float(v) if isinstance(v, str) and v in ("nan", "inf", "-inf") else v
     return np.asarray(decode(value), dtype=dtype)
+
+
+def programs(module):
+    """The ``PROGRAMS`` of ``fixtures/tf1/<module>.py`` (programs written once for TensorFlow and Tensorweave)."""
+    spec = importlib.util.spec_from_file_location(module, FOLDER / f"{module}.py")
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded.PROGRAMS
+
+
+_EXACT = ("names", "shapes", "trainable", "out_shapes", "unknown_rank", "seed")
+
+
+def assert_matches(got, want, where, rtol=2e-5, atol=2e-5):
+    """A program's results against TF's: names and shapes exactly, values (lists of outputs and gradients, or
+    single arrays, in dicts) to float32 rounding."""
+    if isinstance(want, dict):
+        assert sorted(got) == sorted(want), where
+        for k in want:
+            assert_matches(got[k], want[k], f"{where}.{k}", rtol, atol)
+    elif where.rsplit(".", 1)[-1] in _EXACT:
+        assert got == want, where
+    elif where.endswith(("outputs", "grads")):
+        assert len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_matches(g, w, f"{where}[{i}]", rtol, atol)
+    else:
+        np.testing.assert_allclose(np.asarray(got, np.float64), array(want), rtol=rtol, atol=atol, err_msg=where)

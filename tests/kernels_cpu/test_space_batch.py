@@ -2,43 +2,15 @@
 ``tf.nn.convolution`` and ``tf.nn.pool``, ``atrous_conv2d`` and ``with_space_to_batch``, against TF1's numbers
 (programs in tests/fixtures/tf1/space_batch_programs.py, run by real TensorFlow for the fixture)."""
 
-import importlib.util
-
 import numpy as np
 import pytest
-from tf1_fixtures import FOLDER, array, load
+from tf1_fixtures import assert_matches, load, programs
 
 import tensorweave as tf
 
 
-def _programs():
-    spec = importlib.util.spec_from_file_location("space_batch_programs", FOLDER / "space_batch_programs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.PROGRAMS
-
-
-PROGRAMS = _programs()
+PROGRAMS = programs("space_batch_programs")
 EXPECTED = load("space_batch")
-
-
-_EXACT = ("names", "shapes", "trainable", "out_shapes", "unknown_rank", "seed")
-
-
-def _compare(got, want, where):
-    """Names and shapes exactly; values (lists of outputs and gradients, or single arrays) to float32 rounding."""
-    if isinstance(want, dict):
-        assert sorted(got) == sorted(want), where
-        for k in want:
-            _compare(got[k], want[k], f"{where}.{k}")
-    elif where.rsplit(".", 1)[-1] in _EXACT:
-        assert got == want, where
-    elif where.endswith(("outputs", "grads")):
-        assert len(got) == len(want), where
-        for i, (g, w) in enumerate(zip(got, want)):
-            _compare(g, w, f"{where}[{i}]")
-    else:
-        np.testing.assert_allclose(np.asarray(got, np.float64), array(want), rtol=2e-5, atol=2e-5, err_msg=where)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -47,7 +19,7 @@ def test_space_batch_program_matches_tf1(name):
         run = PROGRAMS[name](tf)
         with tf.Session() as sess:
             got = run(sess)
-    _compare(got, EXPECTED[name], name)
+    assert_matches(got, EXPECTED[name], name)
 
 
 def test_every_program_has_reference_values():

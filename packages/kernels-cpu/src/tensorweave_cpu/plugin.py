@@ -25,6 +25,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.decode",
     "tensorweave_cpu.kernels.linalg",
     "tensorweave_cpu.kernels.matrix_diag",
+    "tensorweave_cpu.kernels.matrix_band",
     "tensorweave_cpu.kernels.math",
     "tensorweave_cpu.kernels.special",
     "tensorweave_cpu.kernels.numerics",

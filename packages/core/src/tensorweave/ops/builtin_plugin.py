@@ -26,6 +26,7 @@ OP_MODULES = (
     "tensorweave.ops.linalg_solve_ops",
     "tensorweave.ops.lu_ops",
     "tensorweave.ops.matrix_diag_ops",
+    "tensorweave.ops.matrix_band_ops",
     "tensorweave.ops.logging_ops",
     "tensorweave.ops.numerics_ops",
     "tensorweave.ops.math_ops",
