@@ -39,18 +39,20 @@ _EXACT = ("names", "shapes", "trainable", "out_shapes", "unknown_rank", "seed")
 
 
 def assert_matches(got, want, where, rtol=2e-5, atol=2e-5):
-    """A program's results against TF's: names and shapes exactly, values (lists of outputs and gradients, or
-    single arrays, in dicts) to float32 rounding."""
+    """A program's results against TF's: names, shapes and strings exactly, values (lists of outputs and
+    gradients, or single arrays, in dicts) to float32 rounding."""
     if isinstance(want, dict):
         assert sorted(got) == sorted(want), where
         for k in want:
             assert_matches(got[k], want[k], f"{where}.{k}", rtol, atol)
     elif where.rsplit(".", 1)[-1] in _EXACT:
         assert got == want, where
-    elif where.endswith(("outputs", "grads")):
+    elif where.endswith(("outputs", "grads", "values", "state")):
         assert len(got) == len(want), where
         for i, (g, w) in enumerate(zip(got, want)):
             assert_matches(g, w, f"{where}[{i}]", rtol, atol)
+    elif array(want).dtype.kind in "USOb":
+        assert np.asarray(got).tolist() == want, where
     else:
         np.testing.assert_allclose(np.asarray(got, np.float64), array(want), rtol=rtol, atol=atol, err_msg=where)
 

@@ -45,6 +45,7 @@ from tensorweave.ops.cumulative_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.custom_gradient import *  # noqa: E402,F401,F403
 from tensorweave.ops.data_flow_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.decode_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.base64_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.dynamic_partition_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.einsum_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.fill_ops import *  # noqa: E402,F401,F403

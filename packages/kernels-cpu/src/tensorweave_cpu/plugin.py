@@ -38,6 +38,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.conv3d",
     "tensorweave_cpu.kernels.space_depth",
     "tensorweave_cpu.kernels.space_batch",
+    "tensorweave_cpu.kernels.base64",
     "tensorweave_cpu.kernels.ctc",
     "tensorweave_cpu.kernels.ctc_beam_search",
     "tensorweave_cpu.kernels.pooling",

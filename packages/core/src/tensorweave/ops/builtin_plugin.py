@@ -46,6 +46,7 @@ OP_MODULES = (
     "tensorweave.ops.conv3d_ops",
     "tensorweave.ops.space_depth_ops",
     "tensorweave.ops.space_batch_ops",
+    "tensorweave.ops.base64_ops",
     "tensorweave.ops.ctc_ops",
     "tensorweave.ops.pooling_ops",
     "tensorweave.ops.loss_ops",
