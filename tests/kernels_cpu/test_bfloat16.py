@@ -97,3 +97,17 @@ def test_tensorflow_format_round_trip_with_real_tensorflow(tmp_path):
             restored = sess.run(w)
     assert restored.dtype == ml_dtypes.bfloat16
     np.testing.assert_array_equal(restored, np.array([[0.1, -7.0], [1e-3, 250.0]], np.float32).astype(ml_dtypes.bfloat16))
+
+
+def test_optimizers_take_bfloat16_variables_as_tf1s_do():
+    """TF 1.15's optimizers accept bfloat16 (its _valid_dtypes); a gradient-descent step rounds as bfloat16 does."""
+    start = np.array([1.0, -2.0, 3.0], np.float32).astype(ml_dtypes.bfloat16)
+    v = tf.Variable(tf.constant(start), name="bf_trained")
+    step = tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(tf.square(v)))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(step)
+        got = sess.run(v)
+    grad = (start.astype(np.float32) * 2).astype(ml_dtypes.bfloat16)
+    want = start - (grad * ml_dtypes.bfloat16(0.1))
+    np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
