@@ -2,6 +2,8 @@
 
 import importlib
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -81,3 +83,22 @@ def assert_matches(got, want, where="", rtol=2e-5, atol=2e-6):
     else:
         np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol,
                                    err_msg=where)
+
+
+def tf_python():
+    """An interpreter with real TensorFlow ($TENSORWEAVE_TF_PYTHON or /work/tf-venv/bin/python), or None: tests
+    that hand files to TensorFlow skip without one (TensorFlow is never a dependency of the tests)."""
+    for candidate in (os.environ.get("TENSORWEAVE_TF_PYTHON"), "/work/tf-venv/bin/python"):
+        if candidate and os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+NO_TF_REASON = "no interpreter with TensorFlow: set TENSORWEAVE_TF_PYTHON to one (TensorFlow is never a dependency " \
+               "of Tensorweave's tests)"
+
+
+def run_in_tf(source, *args):
+    """Runs ``source`` with real TensorFlow (CPU only, quiet) and returns the completed process."""
+    return subprocess.run([tf_python(), "-c", source, *map(str, args)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"})

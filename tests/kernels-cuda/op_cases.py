@@ -216,6 +216,14 @@ CASES = [
          [(2, 3, 4), (2, 3)], dtypes=FLOATS + INTS),
     Case("diagonals_grad", _grad(lambda x: tf.matrix_band_part(tf.matrix_set_diag(x, tf.matrix_diag_part(x) * 2.0),
                                                                0, 1)), [(2, 3, 4)]),
+    Case("diagonal_bands", lambda x: [tf.linalg.diag(tf.linalg.diag_part(x, k=(-1, 2)), k=(-1, 2), num_rows=3),
+                                      tf.linalg.set_diag(x, x[:, 0, 1:] * 2, k=1, align="LEFT_LEFT"),
+                                      tf.linalg.diag_part(x, k=-1, padding_value=5)],
+         [(2, 3, 4)], dtypes=FLOATS + INTS),
+    Case("space_batch", lambda x: [tf.space_to_batch_nd(x, [2, 3], [[1, 1], [0, 3]]),
+                                   tf.batch_to_space_nd(x, [2, 1], [[1, 0], [0, 2]]),
+                                   tf.nn.convolution(x, tf.ones([2, 2, 3, 2], x.dtype), "SAME", dilation_rate=[2, 2])],
+         [(2, 4, 6, 3)]),
 ]
 
 

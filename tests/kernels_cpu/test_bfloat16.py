@@ -1,10 +1,15 @@
 """tf.bfloat16 (backed by ml_dtypes' bfloat16): the dtype's properties, casts, feeds and fetches, variables and
-checkpoints. Rounding and the gradient through casts are checked against TF in test_conv_layers.py
-(``dtype_bfloat16_round_trip``)."""
+checkpoints in both formats (TensorFlow's checked with real TF when it is at hand). Rounding and the gradient
+through casts are checked against TF in test_conv_layers.py (``dtype_bfloat16_round_trip``), computation in
+test_bfloat16_compute.py."""
+
+import json
+import textwrap
 
 import ml_dtypes
 import numpy as np
 import pytest
+from tf1_fixtures import NO_TF_REASON, run_in_tf, tf_python
 
 import tensorweave as tf
 
@@ -47,3 +52,62 @@ def test_variables_save_and_restore(tmp_path):
     np.testing.assert_array_equal(restored.astype(np.float32),
                                   np.array([1.5, -2.25, 3e38], np.float32).astype(ml_dtypes.bfloat16).astype(np.float32))
     assert tf.train.load_variable(path, "bf").dtype == ml_dtypes.bfloat16
+
+
+_BF16_IN_TF = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tensorflow.compat.v1 as tf
+    tf.disable_v2_behavior()
+    reader = tf.train.load_checkpoint(sys.argv[1])
+    raw = reader.get_tensor("bf")
+    v = tf.get_variable("bf", [3], tf.bfloat16)
+    w = tf.Variable(tf.constant([[0.1, -7.0], [1e-3, 250.0]], tf.bfloat16), name="written_by_tf")
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        tf.train.Saver([v]).restore(sess, sys.argv[1])
+        got = sess.run(tf.cast(v, tf.float32))
+        tf.train.Saver([w]).save(sess, sys.argv[2])
+    print(json.dumps({"dtype": str(reader.get_variable_to_dtype_map()["bf"].name), "raw": raw.astype(np.float32).tolist(),
+                      "restored": got.tolist()}))
+""")
+
+
+@pytest.mark.skipif(tf_python() is None, reason=NO_TF_REASON)
+def test_tensorflow_format_round_trip_with_real_tensorflow(tmp_path):
+    """A bfloat16 variable saved in TensorFlow's format restores here and in real TF; one TF saved restores here."""
+    values = np.array([1.5, -2.25, 3e38], np.float32).astype(ml_dtypes.bfloat16)
+    v = tf.Variable(tf.constant(values), name="bf")
+    saver = tf.train.Saver(checkpoint_format="tensorflow")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        path = saver.save(sess, str(tmp_path / "model"))
+        sess.run(v.assign(tf.zeros([3], tf.bfloat16)))
+        saver.restore(sess, path)
+        np.testing.assert_array_equal(sess.run(v), values)
+    proc = run_in_tf(_BF16_IN_TF, path, tmp_path / "from_tf")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["dtype"] == "bfloat16"
+    assert got["raw"] == got["restored"] == values.astype(np.float32).tolist()
+    with tf.Graph().as_default():
+        w = tf.Variable(tf.zeros([2, 2], tf.bfloat16), name="written_by_tf")
+        with tf.Session() as sess:
+            tf.train.Saver([w]).restore(sess, str(tmp_path / "from_tf"))
+            restored = sess.run(w)
+    assert restored.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(restored, np.array([[0.1, -7.0], [1e-3, 250.0]], np.float32).astype(ml_dtypes.bfloat16))
+
+
+def test_optimizers_take_bfloat16_variables_as_tf1s_do():
+    """TF 1.15's optimizers accept bfloat16 (its _valid_dtypes); a gradient-descent step rounds as bfloat16 does."""
+    start = np.array([1.0, -2.0, 3.0], np.float32).astype(ml_dtypes.bfloat16)
+    v = tf.Variable(tf.constant(start), name="bf_trained")
+    step = tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(tf.square(v)))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(step)
+        got = sess.run(v)
+    grad = (start.astype(np.float32) * 2).astype(ml_dtypes.bfloat16)
+    want = start - (grad * ml_dtypes.bfloat16(0.1))
+    np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))

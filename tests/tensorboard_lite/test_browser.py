@@ -42,6 +42,7 @@ def board(tmp_path_factory):
     finally:
         sys.path.remove(os.path.join(ROOT, "examples"))
     _write_foreign_run(logdir / "foreign")
+    _write_audio_run(logdir / "sounds")
     live = FileWriter(str(logdir / "live"))
     for step in range(3):
         live.add_summary(_scalar("progress", step), step)
@@ -100,6 +101,17 @@ def _scalar(tag, value):
     summary = protos.Summary()
     summary.value.add(tag=tag, simple_value=float(value))
     return summary
+
+
+def _write_audio_run(folder):
+    """Two steps of a 0.25 s tone (tf.summary.audio, one clip)."""
+    import tensorweave as tf
+    with tf.Graph().as_default():
+        tone = tf.sin(tf.linspace(0.0, 2000.0, 2000))[None] * 0.3
+        summary = tf.summary.audio("tone", tone, 8000.0, max_outputs=1)
+        with tf.Session() as sess, FileWriter(str(folder)) as writer:
+            for step in (0, 5):
+                writer.add_summary(sess.run(summary), step)
 
 
 def _tab(page, name):
@@ -172,6 +184,19 @@ def test_histograms_images_and_text_views(board):
     assert rows.first.inner_text().split() == ["setting", "value"]
     assert "learning_rate\t0.002" in page.locator("#view-text table").inner_text()
     page.screenshot(path=os.path.join(ARTIFACTS, "text.png"))
+    assert errors == []
+
+
+def test_audio_view_plays_the_clips(board):
+    page, errors, _ = board
+    _tab(page, "audio")
+    card = page.locator('#view-audio .card[data-run="sounds"][data-tag="tone/audio"][data-loaded="1"]')
+    card.wait_for(timeout=15000)
+    assert card.get_attribute("data-count") == "2"
+    assert card.locator(".sub").last.inner_text() == "step 5 · 2000 frames × 1 channel(s) · 2 clips"
+    page.wait_for_function("Math.abs(document.querySelector('#view-audio audio').duration - 0.25) < 1e-3",
+                           timeout=15000)  # the browser decoded the WAV's header
+    page.screenshot(path=os.path.join(ARTIFACTS, "audio.png"))
     assert errors == []
 
 

@@ -45,6 +45,7 @@ from tensorweave.ops.cumulative_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.custom_gradient import *  # noqa: E402,F401,F403
 from tensorweave.ops.data_flow_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.decode_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.base64_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.dynamic_partition_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.einsum_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.fill_ops import *  # noqa: E402,F401,F403
@@ -74,6 +75,7 @@ from tensorweave.ops.segment_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.shape_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.slicing_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.space_depth_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.space_batch_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.sort_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.sparse_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.sparse_ops import *  # noqa: E402,F401,F403
@@ -99,7 +101,7 @@ from tensorweave.runtime.config import (  # noqa: E402,F401
 from tensorweave.runtime.session import InteractiveSession, Session  # noqa: E402,F401
 
 from tensorweave import (  # noqa: E402,F401
-    compat, data, debugging, extension, image, layers, linalg, losses, math, nn, queue, random, sparse, test,
+    compat, data, debugging, extension, image, layers, linalg, losses, manip, math, nn, queue, random, sparse, test,
     train,
 )
 

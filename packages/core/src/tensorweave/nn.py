@@ -12,6 +12,7 @@ from tensorweave.ops.nn_ops import *  # noqa: F401,F403
 from tensorweave.ops.normalization_ops import *  # noqa: F401,F403
 from tensorweave.ops.pooling_ops import *  # noqa: F401,F403
 from tensorweave.ops.sampled_loss_ops import *  # noqa: F401,F403
+from tensorweave.ops.space_batch_ops import space_to_batch  # noqa: F401
 from tensorweave.ops.space_depth_ops import depth_to_space, space_to_depth  # noqa: F401
 from tensorweave.ops.top_k_ops import *  # noqa: F401,F403
 from tensorweave.ops.unary_math_ops import sigmoid, tanh  # noqa: F401 - tf.nn has these math ops too

@@ -13,7 +13,7 @@ from tensorweave.extension import KernelDef, KernelSet, dtypes
 from tensorweave_cpu.plugin import KERNEL_MODULES
 
 GENERIC_PRIORITY = -1
-HOST_ONLY_DTYPES = frozenset({dtypes.string})
+HOST_ONLY_DTYPES = frozenset({dtypes.string, dtypes.bfloat16})  # CuPy has no bfloat16: the CPU computes it
 
 
 class GPUKernelDef(KernelDef):

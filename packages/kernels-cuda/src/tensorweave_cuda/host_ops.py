@@ -25,6 +25,9 @@ HOST_OPS = {
     **dict.fromkeys(["ParseExample", "ParseSingleExample", "ParseSingleSequenceExample", "DecodeRaw", "DecodeCSV"],
                     "decodes serialized protos, bytes and CSV text (host strings) with protobuf and Python; the "
                     "numbers it makes are copied to the GPU (TF parses on the CPU as well)"),
+    **dict.fromkeys(["EncodeBase64", "DecodeBase64"],
+                    "base64 turns host strings into host strings with Python's base64 (strings never live on the "
+                    "GPU; TF's kernels are CPU-only as well)"),
     **dict.fromkeys(["Assert", "Print", "PrintV2", "StackV2", "StackPushV2", "StackPopV2", "StackCloseV2",
                      "TensorArrayV3", "TensorArrayCloseV3", "TensorArrayConcatV3", "TensorArrayGatherV3",
                      "TensorArrayGradV3", "TensorArrayReadV3", "TensorArrayScatterV3", "TensorArraySizeV3",

@@ -4,6 +4,6 @@ from tensorweave_board.protos import (  # noqa: F401
     Event, HistogramProto, SessionLog, Summary, SummaryDescription, SummaryMetadata, TaggedRunMetadata,
 )
 from tensorweave_board.summary_ops import (  # noqa: F401
-    histogram, image, merge, merge_all, scalar, tensor_summary, text,
+    audio, histogram, image, merge, merge_all, scalar, tensor_summary, text,
 )
 from tensorweave_board.writer import FileWriter, FileWriterCache  # noqa: F401

@@ -7,6 +7,7 @@ from tensorweave import errors
 from tensorweave.extension import KernelSet
 
 from tensorweave_board import protos
+from tensorweave_board.audio import encode_wav
 from tensorweave_board.histogram import histogram_proto
 from tensorweave_board.images import encode_png, to_uint8
 from tensorweave_board.tensor_codec import make_tensor_proto
@@ -79,6 +80,28 @@ def image_summary(tag, tensor, *, max_images, bad_color):
         value = summary.value.add(tag=f"{tag}/image" if max_images == 1 else f"{tag}/image/{i}")
         value.image.height, value.image.width, value.image.colorspace = pixels.shape
         value.image.encoded_image_string = encode_png(pixels)
+    return _out(summary)
+
+
+@KERNELS.register("AudioSummaryV2")
+def audio_summary(tag, tensor, sample_rate, *, max_outputs):
+    tag = _scalar_tag(tag, "AudioSummaryV2")
+    tensor, sample_rate = np.asarray(tensor, np.float32), np.asarray(sample_rate)
+    if tensor.ndim not in (2, 3):
+        raise errors.InvalidArgumentError(None, None, (
+            f"audio summary {tag!r}: needs [batch, frames] or [batch, frames, channels], got shape "
+            f"{list(tensor.shape)}"))
+    if sample_rate.ndim != 0 or not sample_rate > 0:
+        raise errors.InvalidArgumentError(None, None, (
+            f"audio summary {tag!r}: sample_rate must be a positive scalar, got {sample_rate.tolist()}"))
+    clips = tensor if tensor.ndim == 3 else tensor[:, :, None]
+    summary = protos.Summary()
+    for i in range(min(max_outputs, clips.shape[0])):
+        value = summary.value.add(tag=f"{tag}/audio" if max_outputs == 1 else f"{tag}/audio/{i}")
+        value.audio.sample_rate = float(sample_rate)
+        value.audio.num_channels, value.audio.length_frames = clips.shape[2], clips.shape[1]
+        value.audio.encoded_audio_string = encode_wav(clips[i], float(sample_rate))
+        value.audio.content_type = "audio/wav"
     return _out(summary)
 
 

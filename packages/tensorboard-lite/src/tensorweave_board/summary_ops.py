@@ -12,7 +12,7 @@ from tensorweave.extension import NOT_DIFFERENTIABLE, OpDefList, TensorShape, ap
 
 from tensorweave_board import protos
 
-__all__ = ["histogram", "image", "merge", "merge_all", "scalar", "tensor_summary", "text"]
+__all__ = ["audio", "histogram", "image", "merge", "merge_all", "scalar", "tensor_summary", "text"]
 
 _log = logging.getLogger("tensorweave_board")
 
@@ -34,6 +34,10 @@ DEFS.define("ImageSummary", inputs=["tag: string", "tensor: T"], outputs=["summa
                    "bad_color: value = (255, 0, 0, 255)"],
             doc="A Summary with up to max_images PNG images from a [batch, height, width, channels] tensor.",
             **_COMMON)
+DEFS.define("AudioSummaryV2", inputs=["tag: string", "tensor: float32", "sample_rate: float32"],
+            outputs=["summary: string"], attrs=["max_outputs: int >= 1 = 3"],
+            doc="A Summary with up to max_outputs 16-bit WAV clips from a [batch, frames(, channels)] tensor in "
+                "[-1, 1].", **_COMMON)
 DEFS.define("TensorSummaryV2", inputs=["tag: string", "tensor: T", "serialized_summary_metadata: string"],
             outputs=["summary: string"], attrs=["T: any"],
             doc="A Summary holding the tensor itself, with plugin metadata (text summaries use it).", **_COMMON)
@@ -98,6 +102,22 @@ def image(name, tensor, max_outputs=3, collections=None, family=None):
                          f"4 channels, but {tensor.name} has shape {tensor.shape}")
     with _summary_scope(name, family, [tensor]) as (tag, scope):
         return _collect(apply_op("ImageSummary", [tag, tensor], {"max_images": max_outputs}, name=scope),
+                        collections)
+
+
+def audio(name, tensor, sample_rate, max_outputs=3, collections=None, family=None):
+    """A summary of up to ``max_outputs`` sound clips from a [batch, frames] or [batch, frames, channels] float
+    tensor with values in [-1, 1] (clipped), played at ``sample_rate`` Hz: 16-bit WAV, as TF writes them.
+
+    Tags are '<name>/audio' for one clip, else '<name>/audio/0', '<name>/audio/1', ...
+    """
+    tensor = convert_to_tensor(tensor, dtype=dtypes.float32)
+    if tensor.shape.ndims not in (None, 2, 3):
+        raise ValueError(f"tf.summary.audio({name!r}) needs a [batch, frames] or [batch, frames, channels] tensor, "
+                         f"but {tensor.name} has shape {tensor.shape}")
+    with _summary_scope(name, family, [tensor]) as (tag, scope):
+        rate = convert_to_tensor(sample_rate, dtype=dtypes.float32, name="sample_rate")
+        return _collect(apply_op("AudioSummaryV2", [tag, tensor, rate], {"max_outputs": max_outputs}, name=scope),
                         collections)
 
 

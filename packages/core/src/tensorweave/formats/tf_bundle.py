@@ -133,8 +133,9 @@ def _decode_strings(data, count, where):
 
 
 _NUMPY = {d: np.dtype(d.as_numpy_dtype).newbyteorder("<") for d in (
-    dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64,
-    dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64, dtypes.bool, dtypes.complex64, dtypes.complex128)}
+    dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16, dtypes.int32,
+    dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64, dtypes.bool, dtypes.complex64,
+    dtypes.complex128)}
 _NAMES = {number: label[3:].lower() for label, number in framework.DATA_TYPES.items()}
 
 

@@ -61,3 +61,33 @@ def reduced_shape(input_shape, axes, keep_dims):
     if keep_dims:
         return TensorShape([1 if i in axes else d for i, d in enumerate(dims)])
     return TensorShape([d for i, d in enumerate(dims) if i not in axes])
+
+
+def band_matrix_size(max_len, lo, hi, rows, cols, where):
+    """TF's rule for the output size of MatrixDiagV3 from the diagonal length and the requested -1-or-size."""
+    min_rows, min_cols = max_len - min(hi, 0), max_len + max(lo, 0)
+    if rows != -1 and rows < min_rows:
+        raise ValueError(f"{where}: num_rows {rows} is too small: the band needs at least {min_rows}")
+    if cols != -1 and cols < min_cols:
+        raise ValueError(f"{where}: num_cols {cols} is too small: the band needs at least {min_cols}")
+    if rows == -1 and cols == -1:
+        rows = cols = max(min_rows, min_cols)
+    elif rows == -1:
+        rows = min_rows
+    elif cols == -1:
+        cols = min_cols
+    if rows != min_rows and cols != min_cols:
+        raise ValueError(f"{where}: num_rows {rows} and num_cols {cols} are not consistent with k = ({lo}, {hi}) "
+                         f"and diagonals of length {max_len} (one of them must be {min_rows} rows or "
+                         f"{min_cols} columns)")
+    return rows, cols
+
+
+def band_length(rows, cols, lo, hi, where):
+    """The longest diagonal of the band (lo, hi) of a rows x cols matrix (TF's max_diag_len); both ends must lie
+    inside the matrix (or be the main diagonal)."""
+    for d in (lo, hi):
+        if not (-rows < d < cols or d == 0):
+            raise ValueError(f"{where}: diagonal index {d} is outside a {rows}x{cols} matrix (it must be in "
+                             f"({-rows}, {cols}))")
+    return min(rows + min(hi, 0), cols - max(lo, 0))

@@ -115,7 +115,7 @@ def parse_attr(spec):
         if items and items[0][0] in "'\"":
             allowed, kind = tuple(ast.literal_eval(s) for s in items), "string"
         else:
-            allowed, kind = tuple(t for s in items for t in _type_set(s)), "type"
+            allowed, kind = tuple(dict.fromkeys(t for s in items for t in _type_set(s))), "type"
     elif kind == "any":
         kind = "type"
     elif kind in _TYPE_SETS and kind != "type":
@@ -123,7 +123,7 @@ def parse_attr(spec):
     elif kind.startswith("list("):
         inner = kind[5:-1].strip()
         if inner.startswith("{"):
-            allowed = tuple(t for s in inner[1:-1].split(",") if s.strip() for t in _type_set(s.strip()))
+            allowed = tuple(dict.fromkeys(t for s in inner[1:-1].split(",") if s.strip() for t in _type_set(s.strip())))
             inner = "type"
         elif inner == "any":
             inner = "type"
@@ -139,7 +139,12 @@ def parse_attr(spec):
 
 
 def _type_set(name):
-    return _TYPE_SETS.get(name) or (dtypes.as_dtype(name),)
+    """A named set, or one dtype; float16 brings bfloat16 along: TF's kernels that take one 16-bit float take
+    both, and the runtime runs bfloat16 through the float32 kernel (runtime/kernels.py)."""
+    if name in _TYPE_SETS:
+        return _TYPE_SETS[name]
+    dtype = dtypes.as_dtype(name)
+    return (dtype, dtypes.bfloat16) if dtype == dtypes.float16 else (dtype,)
 
 
 class OpDef:

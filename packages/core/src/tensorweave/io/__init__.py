@@ -2,6 +2,7 @@
 reading and writing files, image codecs (also in ``tf.image``), as TF 1.15 has them."""
 
 from tensorweave.io import gfile  # noqa: F401
+from tensorweave.ops.base64_ops import decode_base64, encode_base64  # noqa: F401
 from tensorweave.ops.decode_ops import decode_csv, decode_raw  # noqa: F401
 from tensorweave.ops.image_codec_ops import (  # noqa: F401
     decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png, encode_jpeg, encode_png,

@@ -7,7 +7,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value_as_shape
-from tensorweave.ops import shape_ops
+from tensorweave.ops.conv_family import attrs_of, shape_of, wire_convolution
 from tensorweave.ops.window_geometry import window_geometry
 
 DEFS = OpDefList()
@@ -120,20 +120,6 @@ def _conv3d_shape(op):
     return conv3d_output_shape(op.inputs[0].shape, op.inputs[1].shape, op)
 
 
-@CONV3D_BACKPROP_INPUT.set_shape_fn
-def _conv3d_backprop_input_shape(op):
-    input_shape = constant_value_as_shape(op.inputs[0]).with_rank(5)
-    _check(op, conv3d_output_shape(input_shape, op.inputs[1].shape, op), op.inputs[2], "out_backprop")
-    return input_shape
-
-
-@CONV3D_BACKPROP_FILTER.set_shape_fn
-def _conv3d_backprop_filter_shape(op):
-    filter_shape = constant_value_as_shape(op.inputs[1]).with_rank(5)
-    _check(op, conv3d_output_shape(op.inputs[0].shape, filter_shape, op), op.inputs[2], "out_backprop")
-    return filter_shape
-
-
 @MAX_POOL3D.set_shape_fn
 @AVG_POOL3D.set_shape_fn
 def _pool3d_shape(op):
@@ -159,45 +145,16 @@ def _avg_pool3d_grad_shape(op):
     return input_shape
 
 
-def _attrs_of(op, names):
-    return {k: op.get_attr(k) for k in names}
-
-
 _CONV_NAMES = ("strides", "padding", "data_format", "dilations")
 _POOL_NAMES = ("ksize", "strides", "padding", "data_format")
 
 
-def _shape_of(t):
-    return shape_ops.shape(t, out_type=dtypes.int32)
-
-
-@CONV3D.set_gradient
-def _conv3d_grad(op, grad):
-    x, w = op.inputs
-    attrs = _attrs_of(op, _CONV_NAMES)
-    return [apply_op("Conv3DBackpropInputV2", [_shape_of(x), w, grad], attrs, name="Conv3DBackpropInputV2"),
-            apply_op("Conv3DBackpropFilterV2", [x, _shape_of(w), grad], attrs, name="Conv3DBackpropFilterV2")]
-
-
-@CONV3D_BACKPROP_INPUT.set_gradient
-def _conv3d_backprop_input_grad(op, grad):
-    _, w, dy = op.inputs
-    attrs = _attrs_of(op, _CONV_NAMES)
-    return [None, apply_op("Conv3DBackpropFilterV2", [grad, _shape_of(w), dy], attrs, name="Conv3DBackpropFilterV2"),
-            apply_op("Conv3D", [grad, w], attrs, name="Conv3D")]
-
-
-@CONV3D_BACKPROP_FILTER.set_gradient
-def _conv3d_backprop_filter_grad(op, grad):
-    x, _, dy = op.inputs
-    attrs = _attrs_of(op, _CONV_NAMES)
-    return [apply_op("Conv3DBackpropInputV2", [_shape_of(x), grad, dy], attrs, name="Conv3DBackpropInputV2"), None,
-            apply_op("Conv3D", [x, grad], attrs, name="Conv3D")]
+wire_convolution(CONV3D, CONV3D_BACKPROP_INPUT, CONV3D_BACKPROP_FILTER, conv3d_output_shape, 5, _CONV_NAMES)
 
 
 @MAX_POOL3D.set_gradient
 def _max_pool3d_grad(op, grad):
-    return [apply_op("MaxPool3DGrad", [op.inputs[0], op.outputs[0], grad], _attrs_of(op, _POOL_NAMES),
+    return [apply_op("MaxPool3DGrad", [op.inputs[0], op.outputs[0], grad], attrs_of(op, _POOL_NAMES),
                      name="MaxPool3DGrad")]
 
 
@@ -205,26 +162,26 @@ def _max_pool3d_grad(op, grad):
 def _max_pool3d_grad_grad(op, grad):
     # the routing is piecewise constant in orig_input/orig_output, so only `grad` gets a gradient
     orig_input, orig_output, _ = op.inputs
-    return [None, None, apply_op("MaxPool3DGradGrad", [orig_input, orig_output, grad], _attrs_of(op, _POOL_NAMES),
+    return [None, None, apply_op("MaxPool3DGradGrad", [orig_input, orig_output, grad], attrs_of(op, _POOL_NAMES),
                                  name="MaxPool3DGradGrad")]
 
 
 @MAX_POOL3D_GRAD_GRAD.set_gradient
 def _max_pool3d_grad_grad_grad(op, grad):
     orig_input, orig_output, _ = op.inputs
-    return [None, None, apply_op("MaxPool3DGrad", [orig_input, orig_output, grad], _attrs_of(op, _POOL_NAMES),
+    return [None, None, apply_op("MaxPool3DGrad", [orig_input, orig_output, grad], attrs_of(op, _POOL_NAMES),
                                  name="MaxPool3DGrad")]
 
 
 @AVG_POOL3D.set_gradient
 def _avg_pool3d_grad(op, grad):
-    return [apply_op("AvgPool3DGrad", [_shape_of(op.inputs[0]), grad], _attrs_of(op, _POOL_NAMES),
+    return [apply_op("AvgPool3DGrad", [shape_of(op.inputs[0]), grad], attrs_of(op, _POOL_NAMES),
                      name="AvgPool3DGrad")]
 
 
 @AVG_POOL3D_GRAD.set_gradient
 def _avg_pool3d_grad_grad(op, grad):
-    return [None, apply_op("AvgPool3D", [grad], _attrs_of(op, _POOL_NAMES), name="AvgPool3D")]
+    return [None, apply_op("AvgPool3D", [grad], attrs_of(op, _POOL_NAMES), name="AvgPool3D")]
 
 
 def _conv_attrs(strides, padding, data_format, dilations):

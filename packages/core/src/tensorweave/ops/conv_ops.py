@@ -8,6 +8,7 @@ from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value_as_shape
 from tensorweave.ops import shape_ops
+from tensorweave.ops.conv_family import wire_convolution
 from tensorweave.ops.window_geometry import (
     channel_axis, expand_spatial, padding_attrs, spatial_axes, spatial_paddings, spatial_params, window_geometry)
 
@@ -79,56 +80,8 @@ def _conv2d_shape(op):
     return conv_output_shape(op.inputs[0].shape, op.inputs[1].shape, op)
 
 
-def _check_backprop_shape(op, input_shape, filter_shape, out_backprop):
-    """Both backward ops get sizes as tensors; where they are known, out_backprop must match them."""
-    want = conv_output_shape(input_shape, filter_shape, op)
-    if not want.is_compatible_with(out_backprop.shape):
-        raise ValueError(f"out_backprop has shape {out_backprop.shape}, but a convolution of an input of shape "
-                         f"{input_shape} by a filter of shape {filter_shape} gives {want}")
-
-
-@CONV2D_BACKPROP_INPUT.set_shape_fn
-def _conv2d_backprop_input_shape(op):
-    input_shape = constant_value_as_shape(op.inputs[0]).with_rank(4)
-    _check_backprop_shape(op, input_shape, op.inputs[1].shape, op.inputs[2])
-    return input_shape
-
-
-@CONV2D_BACKPROP_FILTER.set_shape_fn
-def _conv2d_backprop_filter_shape(op):
-    filter_shape = constant_value_as_shape(op.inputs[1]).with_rank(4)
-    _check_backprop_shape(op, op.inputs[0].shape, filter_shape, op.inputs[2])
-    return filter_shape
-
-
-def _conv_attrs(op):
-    return {k: op.get_attr(k) for k in ("strides", "padding", "explicit_paddings", "data_format", "dilations")}
-
-
-def _shape_of(t):
-    return shape_ops.shape(t, out_type=dtypes.int32)
-
-
-@CONV2D.set_gradient
-def _conv2d_grad(op, grad):
-    x, w = op.inputs
-    attrs = _conv_attrs(op)
-    return [_apply("Conv2DBackpropInput", [_shape_of(x), w, grad], attrs),
-            _apply("Conv2DBackpropFilter", [x, _shape_of(w), grad], attrs)]
-
-
-@CONV2D_BACKPROP_INPUT.set_gradient
-def _conv2d_backprop_input_grad(op, grad):
-    _, w, dy = op.inputs
-    attrs = _conv_attrs(op)
-    return [None, _apply("Conv2DBackpropFilter", [grad, _shape_of(w), dy], attrs), _apply("Conv2D", [grad, w], attrs)]
-
-
-@CONV2D_BACKPROP_FILTER.set_gradient
-def _conv2d_backprop_filter_grad(op, grad):
-    x, _, dy = op.inputs
-    attrs = _conv_attrs(op)
-    return [_apply("Conv2DBackpropInput", [_shape_of(x), grad, dy], attrs), None, _apply("Conv2D", [x, grad], attrs)]
+wire_convolution(CONV2D, CONV2D_BACKPROP_INPUT, CONV2D_BACKPROP_FILTER, conv_output_shape, 4,
+                 ("strides", "padding", "explicit_paddings", "data_format", "dilations"))
 
 
 def _apply(op_type, inputs, attrs, name=None):

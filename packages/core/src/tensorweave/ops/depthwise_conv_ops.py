@@ -10,8 +10,8 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.flops import input_dims, num_elements
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.framework.tensor_util import constant_value_as_shape
-from tensorweave.ops import conv_ops
+from tensorweave.ops import conv_ops, convolution_ops
+from tensorweave.ops.conv_family import wire_convolution
 
 DEFS = OpDefList()
 
@@ -57,57 +57,12 @@ def _depthwise_shape(op):
     return depthwise_output_shape(op.inputs[0].shape, op.inputs[1].shape, op)
 
 
-def _check_backprop_shape(op, input_shape, filter_shape, out_backprop):
-    want = depthwise_output_shape(input_shape, filter_shape, op)
-    if not want.is_compatible_with(out_backprop.shape):
-        raise ValueError(f"{op.name}: out_backprop has shape {out_backprop.shape}, but a depthwise convolution of "
-                         f"an input of shape {input_shape} by a filter of shape {filter_shape} gives {want}")
-
-
-@DEPTHWISE_BACKPROP_INPUT.set_shape_fn
-def _backprop_input_shape(op):
-    input_shape = constant_value_as_shape(op.inputs[0]).with_rank(4)
-    _check_backprop_shape(op, input_shape, op.inputs[1].shape, op.inputs[2])
-    return input_shape
-
-
-@DEPTHWISE_BACKPROP_FILTER.set_shape_fn
-def _backprop_filter_shape(op):
-    filter_shape = constant_value_as_shape(op.inputs[1]).with_rank(4)
-    _check_backprop_shape(op, op.inputs[0].shape, filter_shape, op.inputs[2])
-    return filter_shape
-
-
-def _attrs_of(op):
-    return {k: op.get_attr(k) for k in ("strides", "padding", "explicit_paddings", "data_format", "dilations")}
+wire_convolution(DEPTHWISE, DEPTHWISE_BACKPROP_INPUT, DEPTHWISE_BACKPROP_FILTER, depthwise_output_shape, 4,
+                 ("strides", "padding", "explicit_paddings", "data_format", "dilations"))
 
 
 def _apply(op_type, inputs, attrs, name=None):
     return apply_op(op_type, inputs, attrs, name=name or op_type)
-
-
-@DEPTHWISE.set_gradient
-def _depthwise_grad(op, grad):
-    x, w = op.inputs
-    attrs = _attrs_of(op)
-    return [_apply("DepthwiseConv2dNativeBackpropInput", [conv_ops._shape_of(x), w, grad], attrs),
-            _apply("DepthwiseConv2dNativeBackpropFilter", [x, conv_ops._shape_of(w), grad], attrs)]
-
-
-@DEPTHWISE_BACKPROP_INPUT.set_gradient
-def _depthwise_backprop_input_grad(op, grad):
-    _, w, dy = op.inputs
-    attrs = _attrs_of(op)
-    return [None, _apply("DepthwiseConv2dNativeBackpropFilter", [grad, conv_ops._shape_of(w), dy], attrs),
-            _apply("DepthwiseConv2dNative", [grad, w], attrs)]
-
-
-@DEPTHWISE_BACKPROP_FILTER.set_gradient
-def _depthwise_backprop_filter_grad(op, grad):
-    x, _, dy = op.inputs
-    attrs = _attrs_of(op)
-    return [_apply("DepthwiseConv2dNativeBackpropInput", [conv_ops._shape_of(x), grad, dy], attrs), None,
-            _apply("DepthwiseConv2dNative", [x, grad], attrs)]
 
 
 def depthwise_conv2d_native(input, filter, strides, padding, data_format="NHWC", dilations=(1, 1, 1, 1),  # noqa: A002
@@ -178,13 +133,11 @@ def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding
 
 
 def atrous_conv2d(value, filters, rate, padding, name=None):
-    """Dilated ("atrous") 2-D convolution with stride 1: conv2d with ``dilations=rate`` (TF builds the same
-    numbers from space_to_batch around a plain conv2d)."""
+    """Dilated ("atrous") 2-D convolution with stride 1: ``convolution`` with ``dilation_rate=[rate, rate]``, which
+    TF1 builds from SpaceToBatchND, a plain Conv2D and BatchToSpaceND."""
     if not isinstance(rate, int) or rate < 1:
         raise ValueError(f"atrous_conv2d: rate must be a positive int, got {rate!r}")
-    with graph_mod.name_scope(name, "convolution", [value, filters]) as scope:
-        return _apply("Conv2D", [value, filters], conv_ops._attrs(1, padding, "NHWC", rate), scope)
-
+    return convolution_ops.convolution(value, filters, padding, dilation_rate=[rate, rate], name=name)
 
 
 def atrous_conv2d_transpose(value, filters, output_shape, rate, padding, name=None):

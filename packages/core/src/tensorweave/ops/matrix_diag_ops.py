@@ -1,13 +1,15 @@
 """Diagonals and bands of (batches of) matrices: MatrixDiag, MatrixDiagPart, MatrixSetDiag, MatrixBandPart, and
 the tensor forms Diag/DiagPart; ``eye`` and ``trace`` are built from them, as in TF."""
 
+import numpy as np
+
 from tensorweave import dtypes
 from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
-from tensorweave.ops import concat_split_ops, fill_ops, math_ops, reduction_ops
+from tensorweave.ops import concat_split_ops, fill_ops, math_ops, matrix_band_ops, reduction_ops
 
 DEFS = OpDefList()
 
@@ -134,29 +136,35 @@ def _diag_part_grad(op, grad):
     return [diag(grad)]
 
 
-def _only_main_diagonal(fn, k, num_rows=-1, num_cols=-1, padding_value=0, align=None):
-    if k != 0 or num_rows != -1 or num_cols != -1 or padding_value != 0:
-        raise NotImplementedError(f"tf.linalg.{fn}: only the main diagonal (k=0, num_rows=-1, num_cols=-1, "
-                                  f"padding_value=0) is supported, got k={k!r}, num_rows={num_rows!r}, "
-                                  f"num_cols={num_cols!r}, padding_value={padding_value!r}")
+def _is_main_diagonal(k, num_rows=-1, num_cols=-1, padding_value=0):
+    """Whether the call is the plain main-diagonal form, which TF1's original ops serve."""
+    plain = (lambda v, default: not hasattr(v, "op") and np.ndim(v) == 0 and v == default)
+    return plain(k, 0) and plain(num_rows, -1) and plain(num_cols, -1) and plain(padding_value, 0)
 
 
 def matrix_diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_LEFT"):
-    """[..., K] diagonals → [..., K, K] matrices (tf.linalg.diag)."""
-    _only_main_diagonal("diag", k, num_rows, num_cols, padding_value)
-    return apply_op("MatrixDiag", [diagonal], name=name)
+    """[..., K] diagonals → [..., K, K] matrices (tf.linalg.diag); with ``k`` (an int, or a band ``(lo, hi)`` of
+    diagonals given as [..., hi - lo + 1, max_len], ``hi`` first), ``num_rows``, ``num_cols``, ``padding_value``
+    and ``align`` as TF's MatrixDiagV3."""
+    if _is_main_diagonal(k, num_rows, num_cols, padding_value):
+        return apply_op("MatrixDiag", [diagonal], name=name)
+    return matrix_band_ops.band_diag(diagonal, k, num_rows, num_cols, padding_value, align, name)
 
 
 def matrix_diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT"):  # noqa: A002
-    """The main diagonal of each inner matrix, [..., min(M, N)] (tf.linalg.diag_part)."""
-    _only_main_diagonal("diag_part", k, padding_value=padding_value)
-    return apply_op("MatrixDiagPart", [input], name=name)
+    """The main diagonal of each inner matrix, [..., min(M, N)] (tf.linalg.diag_part); with ``k`` a diagonal or
+    a band of them, padded with ``padding_value`` on the side ``align`` says (MatrixDiagPartV3)."""
+    if _is_main_diagonal(k, padding_value=padding_value):
+        return apply_op("MatrixDiagPart", [input], name=name)
+    return matrix_band_ops.band_diag_part(input, k, padding_value, align, name)
 
 
 def matrix_set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa: A002
-    """input with its inner matrices' main diagonal replaced by ``diagonal`` (tf.linalg.set_diag)."""
-    _only_main_diagonal("set_diag", k)
-    return apply_op("MatrixSetDiag", [input, diagonal], name=name)
+    """input with its inner matrices' main diagonal (or diagonal or band ``k``) replaced by ``diagonal``
+    (tf.linalg.set_diag)."""
+    if _is_main_diagonal(k):
+        return apply_op("MatrixSetDiag", [input, diagonal], name=name)
+    return matrix_band_ops.band_set_diag(input, diagonal, k, align, name)
 
 
 def matrix_band_part(input, num_lower, num_upper, name=None):  # noqa: A002

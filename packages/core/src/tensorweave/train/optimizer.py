@@ -20,7 +20,7 @@ from tensorweave.ops.variables import SaveSliceInfo, Variable
 
 __all__ = ["Optimizer"]
 
-_VALID_DTYPES = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.complex64, dtypes.complex128)
+_VALID_DTYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64, dtypes.complex64, dtypes.complex128)
 
 
 def _var_key(var):

@@ -164,6 +164,29 @@ class Api:
                 return 200, "image/png", tensor_proto_to_array(value.tensor).reshape(-1)[blob.index]
         raise NotFound("the image is no longer in its event file")
 
+    def audio(self, params):
+        run = self._run(params)
+        with run.lock:
+            blobs = self._tagged(run.audio, params, "audio")
+            return json_reply({"run": run.name, "tag": params["tag"], "clips": [
+                {"index": i, "step": b.step, "wall": b.wall, "frames": b.width, "channels": b.height}
+                for i, b in enumerate(blobs)]})
+
+    def audio_clip(self, params):
+        index = query.integer(params, "index")
+        if index is None:
+            raise BadRequest("index is missing: this request needs ?index=... (from /api/audio)")
+        run = self._run(params)
+        with run.lock:
+            blobs = self._tagged(run.audio, params, "audio")
+            if index >= len(blobs):
+                raise NotFound(f"no clip {index} for that tag: it has {len(blobs)} (index 0 to {len(blobs) - 1})")
+            blob = blobs[index]
+        for value in self._event_at(blob, "audio clip").summary.value:
+            if value.tag == blob.tag:
+                return 200, value.audio.content_type or "audio/wav", value.audio.encoded_audio_string
+        raise NotFound("the audio clip is no longer in its event file")
+
     @staticmethod
     def _event_at(blob, what):
         """The event a payload was read from, read again; a 404 if its file changed since."""
@@ -230,7 +253,7 @@ class Api:
         return json_reply(chrome_trace(self._traced(params)))
 
     ROUTES = {"runs": runs, "scalars": scalars, "scalars.csv": scalars_csv, "histograms": histograms,
-              "images": images, "image": image, "text": text, "graph": graph, "timeline": timeline, "trace": trace}
+              "images": images, "image": image, "audio": audio, "audio.wav": audio_clip, "text": text, "graph": graph, "timeline": timeline, "trace": trace}
 
     def handle(self, route, params):
         handler = self.ROUTES.get(route)

@@ -1,5 +1,5 @@
 """Everything the dashboard knows about one run: every scalar point (no sampling), histograms, where the
-images, graph and run metadata are in its files (read on demand, so memory stays small), and texts."""
+images, audio clips, graph and run metadata are in its files (read on demand, so memory stays small), and texts."""
 
 import logging
 import math
@@ -93,6 +93,7 @@ class RunData:
         self.scalars = {}
         self.histograms = {}
         self.images = {}
+        self.audio = {}
         self.texts = {}
         self.graph = None
         self.run_metadata = {}
@@ -199,6 +200,9 @@ class RunData:
         elif kind == "image":
             self.images.setdefault(tag, []).append(Blob(step, wall, path, offset, tag, -1, value.image.width,
                                                         value.image.height))
+        elif kind == "audio":  # width: frames, height: channels
+            self.audio.setdefault(tag, []).append(Blob(step, wall, path, offset, tag, -1, value.audio.length_frames,
+                                                       value.audio.num_channels))
         elif kind == "tensor":
             self._add_tensor(path, offset, step, wall, value)
 
@@ -233,11 +237,11 @@ class RunData:
     def _purge_from(self, step):
         for series in self.scalars.values():
             series.purge_from(step)
-        for store in (self.histograms, self.images, self.texts):
+        for store in (self.histograms, self.images, self.audio, self.texts):
             for tag, items in store.items():
                 store[tag] = [x for x in items if (x.step if isinstance(x, Blob) else x[0]) < step]
 
     def tags(self):
         return {"scalars": sorted(self.scalars), "histograms": sorted(self.histograms), "images": sorted(self.images),
-                "text": sorted(self.texts), "graph": self.graph is not None,
+                "audio": sorted(self.audio), "text": sorted(self.texts), "graph": self.graph is not None,
                 "run_metadata": sorted(self.run_metadata)}

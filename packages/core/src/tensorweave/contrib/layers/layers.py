@@ -14,11 +14,13 @@ from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.layers import convolutional, core, normalization
 from tensorweave.ops import (
-    array_ops, embedding_ops, init_ops, nn_ops, normalization_ops, pooling_ops, shape_ops, variable_scope as vs,
+    array_ops, embedding_ops, init_ops, mask_ops, nn_ops, normalization_ops, pooling_ops, shape_ops, unary_math_ops,
+    variable_scope as vs,
 )
 
 __all__ = ["avg_pool2d", "batch_norm", "conv2d", "convolution", "convolution2d", "dropout", "embed_sequence",
-           "flatten", "fully_connected", "layer_norm", "linear", "max_pool2d", "relu", "repeat", "stack"]
+           "flatten", "fully_connected", "layer_norm", "linear", "max_pool2d", "one_hot_encoding", "relu", "repeat",
+           "stack"]
 
 
 def _model_variable_getter(rename=None):
@@ -146,6 +148,18 @@ def flatten(inputs, outputs_collections=None, scope=None):
         if inputs.shape.ndims is None or inputs.shape.ndims < 2:
             raise ValueError(f"Inputs must have a least 2 dimensions, got shape {inputs.shape} ({inputs.name})")
         return _collect_outputs(outputs_collections, core.flatten(inputs))
+
+
+@add_arg_scope
+def one_hot_encoding(labels, num_classes, on_value=1.0, off_value=0.0, outputs_collections=None, scope=None):
+    """``tf.one_hot`` of ``labels`` (int32 labels as int64, as contrib does) under the "OneHotEncoding" scope; float32
+    unless ``on_value``/``off_value`` say otherwise."""
+    with graph_mod.name_scope(scope, "OneHotEncoding", [labels, num_classes]):
+        labels = convert_to_tensor(labels)
+        if labels.dtype == dtypes.int32:
+            labels = unary_math_ops.to_int64(labels)
+        return _collect_outputs(outputs_collections,
+                                mask_ops.one_hot(labels, num_classes, on_value=on_value, off_value=off_value))
 
 
 def _pool(op, default_name, inputs, kernel_size, stride, padding, data_format, outputs_collections, scope):

@@ -10,7 +10,7 @@ frame and keeps its ordering. The replacement keeps the original's device reques
 import numpy as np
 
 from tensorweave.framework import tensor_shape
-from tensorweave.runtime.kernels import KernelBuildContext, find_kernel_def
+from tensorweave.runtime.kernels import KernelBuildContext, build_kernel, find_kernel_def
 from tensorweave.runtime.passes.rules import dedupe, is_pure
 from tensorweave.runtime.plan_graph import PlanNode
 
@@ -23,7 +23,7 @@ def _evaluate(node, values, host, ctx):
     if kernel is None or kernel.context:
         return None
     try:
-        compute = kernel.build(KernelBuildContext(node, host, ctx.device_mgr, ctx.config))
+        compute = build_kernel(kernel, KernelBuildContext(node, host, ctx.device_mgr, ctx.config))
         with np.errstate(all="ignore"):
             out = compute(*values)
     except Exception:  # leave the failure to the step, which reports it with the op's context

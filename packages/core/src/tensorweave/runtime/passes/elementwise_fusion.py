@@ -22,6 +22,7 @@ from tensorweave.runtime.plan_graph import PlanNode
 FUSED_OP = FUSED_ELEMENTWISE.name
 MAX_STEPS = 64  # a longer chain is split into several fused nodes
 _NOT_VALUES = (dtypes.string, dtypes.resource, dtypes.variant)
+_ROUNDED_PER_OP = (dtypes.bfloat16,)  # computed in float32 and rounded by each op's kernel (runtime/kernels.py)
 
 
 class _Placement:
@@ -60,7 +61,8 @@ class _Placement:
 def _candidate(node):
     if not node.op_def.is_elementwise or node.num_outputs != 1 or "_class" in node.attrs or not is_pure(node):
         return False
-    return node.output_dtypes[0] not in _NOT_VALUES and not any(t in _NOT_VALUES for t in node.input_dtypes())
+    kept_apart = _NOT_VALUES + _ROUNDED_PER_OP
+    return node.output_dtypes[0] not in kept_apart and not any(t in kept_apart for t in node.input_dtypes())
 
 
 def fuse_elementwise(graph, options):

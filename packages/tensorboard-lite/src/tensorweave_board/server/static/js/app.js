@@ -252,6 +252,37 @@ async function refreshImages() {
   await Promise.all(jobs);
 }
 
+async function refreshAudio() {
+  // Each tag's clips, one step at a time (the slider), played by the browser's own <audio> element.
+  const view = $("view-audio");
+  view.replaceChildren();
+  const jobs = [];
+  for (const r of selectedRuns()) {
+    for (const tag of (r.tags.audio || []).filter(tagMatches)) {
+      const card = makeCard(view, `a:${r.name}:${tag}`, tag, r.name);
+      card.dataset.tag = tag; card.dataset.run = r.name;
+      jobs.push(getJSON(`/api/audio?${new URLSearchParams({ run: r.name, tag })}`).then((d) => {
+        const player = document.createElement("audio");
+        player.controls = true; player.preload = "metadata";
+        const label = document.createElement("div"); label.className = "sub";
+        const slider = document.createElement("input");
+        slider.type = "range"; slider.min = 0; slider.max = d.clips.length - 1; slider.value = d.clips.length - 1;
+        const show = () => {
+          const it = d.clips[Number(slider.value)];
+          player.src = `/api/audio.wav?${new URLSearchParams({ run: r.name, tag, index: it.index })}`;
+          label.textContent = `step ${it.step} · ${it.frames} frames × ${it.channels} channel(s) · ${d.clips.length} clips`;
+        };
+        slider.addEventListener("input", show);
+        show();
+        card.append(player, slider, label);
+        card.dataset.count = d.clips.length; card.dataset.loaded = "1";
+      }));
+    }
+  }
+  if (!jobs.length) { view.append(emptyNote("No audio summaries in the selected runs yet.")); }
+  await Promise.all(jobs);
+}
+
 function renderText(text) {
   // A Markdown table (| a | b | over |---|---|) becomes a table; anything else is shown as written.
   const lines = text.trim().split("\n");
@@ -336,7 +367,8 @@ function refresh(rebuild) {
 }
 
 async function doRefresh(rebuild) {
-  const views = { scalars: refreshScalars, histograms: refreshHistograms, images: refreshImages, text: refreshText,
+  const views = { scalars: refreshScalars, histograms: refreshHistograms, images: refreshImages, audio: refreshAudio,
+    text: refreshText,
     graph: refreshGraph, timeline: () => refreshTimeline(false) };
   await views[state.tab](rebuild);
 }
