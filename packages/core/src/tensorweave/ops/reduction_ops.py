@@ -68,6 +68,7 @@ MIN = _reduction("Min", "T: real", "The smallest entry over the given axes (the 
 PROD = _reduction("Prod", "T: numeric", "The product over the given axes.")
 ALL = _reduction("All", "T: {bool}", "Logical AND over the given axes.", grad=NOT_DIFFERENTIABLE)
 ANY = _reduction("Any", "T: {bool}", "Logical OR over the given axes.", grad=NOT_DIFFERENTIABLE)
+EUCLIDEAN_NORM = _reduction("EuclideanNorm", "T: numeric", "sqrt(sum(|x| ** 2)) over the given axes.")
 
 
 # ---- gradients ------------------------------------------------------------------------------------------------------
@@ -150,6 +151,14 @@ def _min_max_grad(op, grad):
     indicators = unary_math_ops.cast(comparison_ops.equal(extreme, x), grad.dtype)
     count = reduce_sum(indicators, axes, keepdims=True)
     return [math_ops.realdiv(indicators, count) * _with_kept_dims(op, grad, kept), None]
+
+
+@EUCLIDEAN_NORM.set_gradient
+def _euclidean_norm_grad(op, grad):
+    """x / norm, times the output gradient (TF's rule: nan where the norm is 0)."""
+    kept = _layout(op)[0]
+    norm, grad = _with_kept_dims(op, op.outputs[0], kept), _with_kept_dims(op, grad, kept)
+    return [math_ops.truediv(op.inputs[0], norm / grad), None]
 
 
 MAX.set_gradient(_min_max_grad)
@@ -244,6 +253,7 @@ reduce_min = _reducer("Min", "reduce_min", "The minimum")
 reduce_prod = _reducer("Prod", "reduce_prod", "The product")
 reduce_all = _reducer("All", "reduce_all", "Logical AND")
 reduce_any = _reducer("Any", "reduce_any", "Logical OR")
+reduce_euclidean_norm = _reducer("EuclideanNorm", "reduce_euclidean_norm", "The Euclidean norm")
 
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):

@@ -1,4 +1,5 @@
-"""CPU kernels for the special functions (Lgamma, Digamma, Polygamma, Erf, Erfc), on scipy.special."""
+"""CPU kernels for the special functions (Lgamma, Digamma, Polygamma, Erf, Erfc, BesselI0e, BesselI1e, Xlogy,
+Xdivy), on scipy.special."""
 
 import numpy as np
 from scipy import special
@@ -21,3 +22,7 @@ _elementwise("Digamma", special.psi)
 _elementwise("Erf", special.erf)
 _elementwise("Erfc", special.erfc)
 _elementwise("Polygamma", lambda a, x: special.polygamma(a, x))
+_elementwise("BesselI0e", special.i0e)
+_elementwise("BesselI1e", special.i1e)
+_elementwise("Xlogy", lambda x, y: np.where(x == 0, np.zeros((), x.dtype), special.xlogy(x, y)))
+_elementwise("Xdivy", lambda x, y: np.where(x == 0, np.zeros((), x.dtype), x / y))

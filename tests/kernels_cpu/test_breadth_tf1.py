@@ -1,0 +1,66 @@
+"""TF 1.15's smaller public ops against the values real TensorFlow computed (tests/fixtures/tf1/breadth_programs.py,
+made by make_breadth.py): tf.math's trigonometric, hyperbolic, Bessel and log-space functions, tf.bitwise, roll,
+bitcast, bincount, histograms, searchsorted, sets, tensor_scatter_nd_*, tf.strings and tf.lookup, with their
+gradients, fed through placeholders of unknown shape."""
+
+import importlib.util
+
+import numpy as np
+import pytest
+from tf1_fixtures import FOLDER, array, load
+
+import tensorweave as tf
+
+CASES = load("breadth")
+_spec = importlib.util.spec_from_file_location("breadth_programs", FOLDER / "breadth_programs.py")
+programs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(programs)
+
+
+def _assert_same(got, expected, where):
+    if isinstance(expected, dict):
+        assert isinstance(got, tf.SparseTensorValue), where
+        for part in ("indices", "values", "dense_shape"):
+            _assert_same(getattr(got, part), expected[part], f"{where}.{part}")
+        return
+    if isinstance(got, list):
+        assert len(got) == len(expected), where
+        for i, (g, w) in enumerate(zip(got, expected)):
+            _assert_same(g, w, f"{where}[{i}]")
+        return
+    got = np.asarray(got)
+    if got.dtype == object or got.dtype.kind == "S":
+        assert got.tolist() == _encoded(expected), where
+        return
+    want = array(expected)
+    assert got.shape == want.shape, f"{where}: shape {got.shape}, TF1 {want.shape}"
+    if got.dtype.kind in "biu":
+        np.testing.assert_array_equal(got, want, err_msg=where)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=where)
+
+
+def _encoded(value):
+    if isinstance(value, list):
+        return [_encoded(v) for v in value]
+    return value.encode("latin-1") if isinstance(value, str) else value
+
+
+@pytest.mark.parametrize("name", sorted(programs.PROGRAMS))
+def test_program_matches_tf1(name):
+    fetches, feed = programs.PROGRAMS[name](tf)
+    with tf.Session() as s:
+        if hasattr(tf, "tables_initializer"):
+            s.run(tf.tables_initializer())
+        got = s.run(fetches, feed)
+    expected = CASES[name]
+    assert sorted(got) == sorted(expected)
+    for key, want in expected.items():
+        _assert_same(got[key], want, f"{name}/{key}")
+
+
+def test_bessel_i1_gradient_at_zero_is_one_half_as_tf1_builds_it():
+    x = tf.placeholder(tf.float64, [3])
+    grad = tf.gradients(tf.reduce_sum(tf.math.bessel_i1(x)), x)[0]
+    with tf.Session() as s:
+        np.testing.assert_allclose(s.run(grad, {x: [0.0, 1e-20, -1e-20]}), [0.5, 0.5, 0.5])
