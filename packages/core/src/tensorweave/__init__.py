@@ -83,6 +83,7 @@ from tensorweave.ops.sparse_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.special_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.state_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.string_split_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.string_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_array_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_operators import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_scatter_ops import *  # noqa: E402,F401,F403
@@ -105,7 +106,7 @@ from tensorweave import (  # noqa: E402,F401
     train,
 )
 
-from tensorweave import bitwise, manip, sets  # noqa: E402,F401
+from tensorweave import bitwise, manip, sets, strings  # noqa: E402,F401
 from tensorweave import app, examples, flags, gfile, io, logging, python_io  # noqa: E402,F401
 from tensorweave.logging import get_logger  # noqa: E402,F401
 from tensorweave import metrics  # noqa: E402,F401

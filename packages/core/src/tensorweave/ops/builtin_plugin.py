@@ -68,6 +68,7 @@ OP_MODULES = (
     "tensorweave.ops.sparse_ops",
     "tensorweave.ops.sparse_math_ops",
     "tensorweave.ops.string_split_ops",
+    "tensorweave.ops.string_ops",
 )
 
 

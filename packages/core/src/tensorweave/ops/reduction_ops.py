@@ -42,7 +42,8 @@ def _static_axes(op):
     return sorted({a % rank for a in axes}) if rank else []
 
 
-def _reduction_shape(op):
+def reduction_shape(op):
+    """The output shape of a reduction op (input, axes; keep_dims attr): also ReduceJoin's."""
     x, axes = op.inputs
     keep = op.get_attr("keep_dims")
     if axes.shape.ndims is not None and axes.shape.ndims > 1:
@@ -58,7 +59,7 @@ def _reduction_shape(op):
 def _reduction(op_type, type_attr, doc, grad=None):
     return DEFS.define(op_type, inputs=["input: T", "reduction_indices: Tidx"], outputs=["output: T"],
                        attrs=[type_attr, "Tidx: {int32, int64} = int32", "keep_dims: bool = False"],
-                       shape_fn=_reduction_shape, grad=grad, doc=doc)
+                       shape_fn=reduction_shape, grad=grad, doc=doc)
 
 
 SUM = _reduction("Sum", "T: numeric", "The sum over the given axes (float16 accumulates in float32).")
