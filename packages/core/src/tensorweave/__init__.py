@@ -59,6 +59,7 @@ from tensorweave.ops.io_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.linalg_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.linalg_solve_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.logging_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.lookup_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.mask_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.matmul_ops import *  # noqa: E402,F401,F403
@@ -106,7 +107,7 @@ from tensorweave import (  # noqa: E402,F401
     train,
 )
 
-from tensorweave import bitwise, manip, sets, strings  # noqa: E402,F401
+from tensorweave import bitwise, lookup, manip, sets, strings  # noqa: E402,F401
 from tensorweave import app, examples, flags, gfile, io, logging, python_io  # noqa: E402,F401
 from tensorweave.logging import get_logger  # noqa: E402,F401
 from tensorweave import metrics  # noqa: E402,F401

@@ -57,6 +57,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.sparse",
     "tensorweave_cpu.kernels.string_split",
     "tensorweave_cpu.kernels.strings",
+    "tensorweave_cpu.kernels.lookup",
     "tensorweave_cpu.kernels.native",
 )
 

@@ -69,6 +69,7 @@ OP_MODULES = (
     "tensorweave.ops.sparse_math_ops",
     "tensorweave.ops.string_split_ops",
     "tensorweave.ops.string_ops",
+    "tensorweave.ops.lookup_ops",
 )
 
 
