@@ -58,6 +58,7 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.string_split",
     "tensorweave_cpu.kernels.strings",
     "tensorweave_cpu.kernels.lookup",
+    "tensorweave_cpu.kernels.image_boxes",
     "tensorweave_cpu.kernels.native",
 )
 

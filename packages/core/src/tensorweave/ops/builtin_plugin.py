@@ -70,6 +70,7 @@ OP_MODULES = (
     "tensorweave.ops.string_split_ops",
     "tensorweave.ops.string_ops",
     "tensorweave.ops.lookup_ops",
+    "tensorweave.ops.image_boxes_ops",
 )
 
 
