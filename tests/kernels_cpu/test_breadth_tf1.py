@@ -63,3 +63,9 @@ def test_bessel_i1_gradient_at_zero_is_one_half_as_tf1_builds_it():
     grad = tf.gradients(tf.reduce_sum(tf.math.bessel_i1(x)), x)[0]
     with tf.Session() as s:
         np.testing.assert_allclose(s.run(grad, {x: [0.0, 1e-20, -1e-20]}), [0.5, 0.5, 0.5])
+
+
+def test_zeta_and_betainc_give_no_gradient_to_their_order_arguments_as_tf1():
+    a = tf.placeholder(tf.float64, [3])
+    loss = tf.reduce_sum(tf.math.zeta(a + 1.5, 2.0)) + tf.reduce_sum(tf.math.betainc(a, a + 1.0, 0.5))
+    assert tf.gradients(loss, a) == [None]

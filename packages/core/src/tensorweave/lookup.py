@@ -7,3 +7,8 @@ from tensorweave.ops.lookup_ops import (  # noqa: F401
     TextFileStringTableInitializer, index_table_from_file, index_table_from_tensor, index_to_string_table_from_file,
     index_to_string_table_from_tensor, tables_initializer,
 )
+
+import types as _types  # noqa: E402
+
+experimental = _types.SimpleNamespace(MutableHashTable=MutableHashTable)
+"""``tf.lookup.experimental``: TF 2's home of the mutable table."""

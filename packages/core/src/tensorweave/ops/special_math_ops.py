@@ -7,14 +7,15 @@ import numpy as np
 
 from tensorweave.framework import common_shapes, graph as graph_mod
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.framework.op_def import OpDefList
+from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops import broadcast_gradient_ops, comparison_ops, fill_ops, nn_ops, reduction_ops, unary_math_ops
+from tensorweave.ops import broadcast_gradient_ops, comparison_ops, fill_ops, math_ops, nn_ops, reduction_ops, unary_math_ops
 
 DEFS = OpDefList()
 
 __all__ = ["lgamma", "digamma", "polygamma", "erf", "erfc", "lbeta", "log_sigmoid", "bessel_i0e", "bessel_i1e",
-           "bessel_i0", "bessel_i1", "xdivy", "xlogy", "polyval"]
+           "bessel_i0", "bessel_i1", "xdivy", "xlogy", "polyval", "igamma", "igammac",
+           "betainc", "zeta", "multiply_no_nan", "reciprocal_no_nan"]
 
 _FLOATING = "T: {float16, float32, float64}"
 
@@ -110,9 +111,8 @@ def bessel_i1(x, name=None):
 
 
 # ---- x / y and x * log(y), 0 where x is 0 -------------------------------------------------------------------
-def _binary(op_type, py_name, doc):
-    op_def = DEFS.define(op_type, inputs=["x: T", "y: T"], outputs=["z: T"],
-                         attrs=["T: {float16, float32, float64, complex64, complex128}"],
+def _binary(op_type, py_name, doc, types="{float16, float32, float64, complex64, complex128}", args=("x", "y")):
+    op_def = DEFS.define(op_type, inputs=[f"{args[0]}: T", f"{args[1]}: T"], outputs=["z: T"], attrs=[f"T: {types}"],
                          shape_fn=common_shapes.broadcast_binary_shape, is_elementwise=True, doc=doc)
 
     def wrapper(x, y, name=None):
@@ -123,6 +123,16 @@ def _binary(op_type, py_name, doc):
     return op_def, wrapper
 
 
+MUL_NO_NAN, multiply_no_nan = _binary("MulNoNan", "multiply_no_nan", "x * y, and 0 wherever y is 0 (even where x is "
+                                      "inf or nan).")
+IGAMMA, igamma = _binary("Igamma", "igamma", "The regularized lower incomplete gamma function P(a, x).",
+                         "{float32, float64}", ("a", "x"))
+IGAMMAC, igammac = _binary("Igammac", "igammac", "The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x).",
+                           "{float32, float64}", ("a", "x"))
+ZETA, zeta = _binary("Zeta", "zeta", "The Hurwitz zeta function zeta(x, q) = sum over n of (n + q) ** -x.",
+                     "{float32, float64}", ("x", "q"))
+IGAMMA_GRAD_A, _igamma_grad_a = _binary("IgammaGradA", "igamma_grad_a", "d/da P(a, x).", "{float32, float64}",
+                                        ("a", "x"))
 XDIVY, xdivy = _binary("Xdivy", "xdivy", "x / y, and 0 wherever x is 0 (even where y is 0).")
 XLOGY, xlogy = _binary("Xlogy", "xlogy", "x * log(y), and 0 wherever x is 0 (even where y is 0).")
 
@@ -157,3 +167,53 @@ def polyval(coeffs, x, name=None):
         for c in coeffs[1:]:
             p = c + p * x
         return p
+
+
+MUL_NO_NAN.set_gradient(lambda op, grad: _to_inputs(op, multiply_no_nan(grad, op.inputs[1]),
+                                                    multiply_no_nan(op.inputs[0], grad)))
+
+
+def _igamma_x(a, x):
+    """d/dx P(a, x) = exp(-x + (a - 1) log x - lgamma(a))."""
+    return unary_math_ops.exp(-x + (a - 1) * unary_math_ops.log(x) - lgamma(a))
+
+
+def _igamma_grad(sign):
+    def grad_fn(op, grad):
+        a, x = op.inputs
+        return [broadcast_gradient_ops.unbroadcast(sign * grad * _igamma_grad_a(a, x), a, x),
+                broadcast_gradient_ops.unbroadcast(sign * grad * _igamma_x(a, x), x, a)]
+    return grad_fn
+
+
+IGAMMA.set_gradient(_igamma_grad(1))
+IGAMMAC.set_gradient(_igamma_grad(-1))
+IGAMMA_GRAD_A.set_gradient(NOT_DIFFERENTIABLE)
+ZETA.set_gradient(lambda op, grad: [None, broadcast_gradient_ops.unbroadcast(
+    grad * -op.inputs[0] * zeta(op.inputs[0] + 1, op.inputs[1]), op.inputs[1], op.inputs[0])])
+
+BETAINC = DEFS.define("Betainc", inputs=["a: T", "b: T", "x: T"], outputs=["z: T"], attrs=["T: {float32, float64}"],
+                      shape_fn=lambda op: common_shapes.broadcast_shapes(common_shapes.broadcast_shapes(
+                          op.inputs[0].shape, op.inputs[1].shape), op.inputs[2].shape), is_elementwise=True,
+                      doc="The regularized incomplete beta function I_x(a, b).")
+
+
+@BETAINC.set_gradient
+def _betainc_grad(op, grad):
+    """Only x gets a gradient, as in TF: x^(a-1) (1-x)^(b-1) / B(a, b)."""
+    a, b, x = op.inputs
+    log_beta = lgamma(a) + lgamma(b) - lgamma(a + b)
+    dx = unary_math_ops.exp((b - 1) * unary_math_ops.log1p(-x) + xlogy(a - 1, x) - log_beta)
+    return [None, None, broadcast_gradient_ops.unbroadcast(grad * dx, x, a)]
+
+
+def betainc(a, b, x, name=None):
+    """I_x(a, b), the regularized incomplete beta function (a, b, x broadcast)."""
+    return apply_op("Betainc", [a, b, x], name=name or "Betainc")
+
+
+def reciprocal_no_nan(x, name=None):
+    """1 / x, and 0 wherever x is 0."""
+    with graph_mod.name_scope(name, "reciprocal_no_nan", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        return math_ops.div_no_nan(convert_to_tensor(1, dtype=x.dtype, name="one"), x, name=scope)
