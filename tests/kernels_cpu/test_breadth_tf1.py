@@ -50,7 +50,7 @@ def _encoded(value):
 def test_program_matches_tf1(name):
     fetches, feed = programs.PROGRAMS[name](tf)
     with tf.Session() as s:
-        s.run(tf.tables_initializer())
+        s.run([tf.global_variables_initializer(), tf.tables_initializer()])
         got = s.run(fetches, feed)
     expected = CASES[name]
     assert sorted(got) == sorted(expected)

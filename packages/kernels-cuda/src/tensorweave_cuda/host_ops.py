@@ -88,6 +88,9 @@ HOST_OPS = {
                      "NonMaxSuppressionV4", "CumulativeLogsumexp"],
                     "counting, searching, set and box-selection kernels loop or call numpy-only routines (bincount, "
                     "searchsorted, ufunc.accumulate, Python sets) on the host; their small results are copied over"),
+    **dict.fromkeys(["ResourceScatterNdUpdate", "ResourceScatterNdAdd", "ResourceScatterNdSub"],
+                    "the index-vector scatters into variables (tf.scatter_nd_update/add/sub) have only the CPU "
+                    "package's numpy kernels so far; a variable they update must live on the CPU"),
     **dict.fromkeys(["TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub"],
                     "these scatters use numpy's ufunc.at on the host, as ScatterNd, whose CuPy atomics some dtypes "
                     "lack; the updated tensor is copied to the GPU"),

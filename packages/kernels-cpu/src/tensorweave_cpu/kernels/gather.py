@@ -69,7 +69,7 @@ def _gather(params, indices, *, xp):
     return gather(xp, params, indices, 0, 0)
 
 
-def _index_tuple(params, indices, what):
+def index_tuple(params, indices, what):
     """The columns of ``indices`` (index vectors into params), each checked against its dimension."""
     if indices.ndim == 0:
         raise _invalid(f"{what}: indices must be at least 1-D (a vector of index vectors), got a scalar")
@@ -89,7 +89,7 @@ def _index_tuple(params, indices, what):
 
 @KERNELS.register("GatherNd")
 def _gather_nd(params, indices, *, xp):
-    columns = _index_tuple(params, indices, "gather_nd")
+    columns = index_tuple(params, indices, "gather_nd")
     if not columns:
         return xp.ascontiguousarray(xp.broadcast_to(params, indices.shape[:-1] + params.shape))
     return params[columns]
@@ -99,7 +99,7 @@ def _gather_nd(params, indices, *, xp):
 def _scatter_nd(indices, updates, shape, *, xp):
     shape = tuple(int(d) for d in shape.tolist())
     out = xp.zeros(shape, dtype=updates.dtype)
-    columns = _index_tuple(out, indices, "scatter_nd")
+    columns = index_tuple(out, indices, "scatter_nd")
     expected = indices.shape[:-1] + shape[len(columns):]
     if updates.shape != expected:
         raise _invalid(f"scatter_nd: updates must have shape indices.shape[:-1] + shape[{len(columns)}:] = "
@@ -167,7 +167,7 @@ def _tensor_scatter(op_type, apply):
     @KERNELS.register(op_type)
     def compute(tensor, indices, updates, *, xp):
         out = tensor.copy()
-        columns = _index_tuple(out, indices, op_type)
+        columns = index_tuple(out, indices, op_type)
         expected = indices.shape[:-1] + tensor.shape[len(columns):]
         if updates.shape != expected:
             raise _invalid(f"{op_type}: updates must have shape indices.shape[:-1] + tensor.shape[{len(columns)}:] "
