@@ -69,3 +69,36 @@ def test_zeta_and_betainc_give_no_gradient_to_their_order_arguments_as_tf1():
     a = tf.placeholder(tf.float64, [3])
     loss = tf.reduce_sum(tf.math.zeta(a + 1.5, 2.0)) + tf.reduce_sum(tf.math.betainc(a, a + 1.0, 0.5))
     assert tf.gradients(loss, a) == [None]
+
+
+def test_a_substring_position_past_the_end_fails_as_tf1():
+    out = tf.substr(tf.constant(["ab", ""]), 1, 1)
+    with tf.Session() as s, pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
+        s.run(out)
+
+
+def test_a_string_that_is_not_a_number_names_itself():
+    out = tf.string_to_number(tf.constant(["1.5", "abc"]))
+    with tf.Session() as s, pytest.raises(tf.errors.InvalidArgumentError, match="abc"):
+        s.run(out)
+
+
+def test_ops_on_tensors_of_unknown_rank_keep_the_static_shapes_tf1_gives():
+    x = tf.placeholder(tf.float32)
+    assert tf.roll(x, 1, 0).shape.ndims is None
+    assert tf.bitcast(tf.placeholder(tf.int32, [2, 3]), tf.uint8).shape.as_list() == [2, 3, 4]
+    assert tf.bitcast(tf.placeholder(tf.uint8, [5, 4]), tf.float32).shape.as_list() == [5]
+    with pytest.raises(ValueError, match="last dimension of 4"):
+        tf.bitcast(tf.placeholder(tf.uint8, [5, 3]), tf.float32)
+    assert tf.unravel_index(tf.placeholder(tf.int32, [7]), [3, 4]).shape.as_list() == [2, 7]
+    words = tf.placeholder(tf.string)
+    with tf.Session() as s:
+        assert s.run(tf.reduce_join(words, separator="/"), {words: [[b"a", b"b"], [b"c", b"d"]]}) == b"a/b/c/d"
+
+
+def test_the_tf_namespaces_hold_tf1s_names():
+    assert tf.math.tan is tf.tan and tf.manip.roll is tf.roll
+    assert tf.strings.to_hash_bucket_fast is tf.string_to_hash_bucket_fast
+    assert tf.strings.join is tf.string_join and tf.strings.reduce_join is tf.reduce_join
+    assert tf.sets.intersection is tf.sets.set_intersection
+    assert tf.math.softplus is tf.nn.softplus and tf.math.bincount is tf.bincount
