@@ -34,6 +34,8 @@ from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesVal
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: E402,F401
 from tensorweave.ops.accumulator_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.array_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.bitwise_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.bucketing_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.check_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.clip_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.comparison_ops import *  # noqa: E402,F401,F403
@@ -58,6 +60,7 @@ from tensorweave.ops.io_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.linalg_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.linalg_solve_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.logging_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.lookup_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.mask_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.matmul_ops import *  # noqa: E402,F401,F403
@@ -72,6 +75,7 @@ from tensorweave.ops.range_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.reduction_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.script_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.segment_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.set_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.shape_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.slicing_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.space_depth_ops import *  # noqa: E402,F401,F403
@@ -85,9 +89,12 @@ from tensorweave.ops.sparse_segment_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.special_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.state_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.string_split_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.string_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_array_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.tensor_operators import *  # noqa: E402,F401,F403
+from tensorweave.ops.tensor_scatter_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.transpose_ops import *  # noqa: E402,F401,F403
+from tensorweave.ops.trig_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.unary_math_ops import *  # noqa: E402,F401,F403
 from tensorweave.ops.variable_scope import *  # noqa: E402,F401,F403
 from tensorweave.ops.variables import *  # noqa: E402,F401,F403
@@ -105,6 +112,7 @@ from tensorweave import (  # noqa: E402,F401
     train,
 )
 
+from tensorweave import bitwise, lookup, manip, sets, strings  # noqa: E402,F401
 from tensorweave import app, examples, flags, gfile, io, logging, python_io  # noqa: E402,F401
 from tensorweave.logging import get_logger  # noqa: E402,F401
 from tensorweave import metrics  # noqa: E402,F401

@@ -21,3 +21,7 @@ from tensorweave.ops.random_ops import random_crop  # noqa: F401
 
 transpose = transpose_image
 resize_with_crop_or_pad = resize_image_with_crop_or_pad
+from tensorweave.ops.image_quality_ops import (  # noqa: F401,E402
+    image_gradients, psnr, rgb_to_yiq, rgb_to_yuv, sobel_edges, ssim, total_variation, yiq_to_rgb, yuv_to_rgb,
+)
+from tensorweave.ops.image_boxes_ops import non_max_suppression, non_max_suppression_padded  # noqa: F401,E402

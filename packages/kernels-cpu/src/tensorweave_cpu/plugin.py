@@ -27,6 +27,9 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.matrix_diag",
     "tensorweave_cpu.kernels.matrix_band",
     "tensorweave_cpu.kernels.math",
+    "tensorweave_cpu.kernels.bitwise",
+    "tensorweave_cpu.kernels.bucketing",
+    "tensorweave_cpu.kernels.sets",
     "tensorweave_cpu.kernels.special",
     "tensorweave_cpu.kernels.numerics",
     "tensorweave_cpu.kernels.reductions",
@@ -60,6 +63,9 @@ KERNEL_MODULES = (
     "tensorweave_cpu.kernels.checkpoint_remap",
     "tensorweave_cpu.kernels.sparse_cross",
     "tensorweave_cpu.kernels.string_split",
+    "tensorweave_cpu.kernels.strings",
+    "tensorweave_cpu.kernels.lookup",
+    "tensorweave_cpu.kernels.image_boxes",
     "tensorweave_cpu.kernels.native",
 )
 

@@ -4,7 +4,7 @@ where CUDA has them) and Unique/UniqueWithCounts (``cupy.unique``). Same checks 
 
 from tensorweave.extension import KernelSet, errors, range_size
 
-from tensorweave_cpu.kernels.gather import _index_tuple
+from tensorweave_cpu.kernels.gather import index_tuple
 from tensorweave_cuda.scatter_rows import scatter_rows
 
 KERNELS = KernelSet("GPU")
@@ -72,7 +72,7 @@ def _segment_sum(data, segment_ids, *, xp):
 def _scatter_nd(indices, updates, shape, *, xp):
     shape = tuple(int(d) for d in shape.tolist())
     out = xp.zeros(shape, dtype=updates.dtype)
-    columns = _index_tuple(out, indices, "scatter_nd")  # the CPU kernel's checks and messages
+    columns = index_tuple(out, indices, "scatter_nd")  # the CPU kernel's checks and messages
     expected = indices.shape[:-1] + shape[len(columns):]
     if updates.shape != expected:
         raise errors.InvalidArgumentError(None, None, (

@@ -79,6 +79,28 @@ HOST_OPS = {
                     "sparse-tensor kernels sort and merge index rows with numpy's set routines on the host; their "
                     "dense results are copied to the GPU that consumes them"),
     "StringSplit": _IO,
-    "ListDiff": "a set difference of two vectors (numpy's isin) on the host; its results are short index vectors",
+    **dict.fromkeys(["StringSplitV2", "StringStrip", "StringLength", "StringLower", "StringUpper", "Substr",
+                     "RegexFullMatch", "StaticRegexFullMatch", "RegexReplace", "StaticRegexReplace", "StringToNumber",
+                     "AsString", "StringToHashBucketFast", "StringToHashBucketStrong", "StringToHashBucket",
+                     "ReduceJoin"], _IO),
+    **dict.fromkeys(["HashTableV2", "MutableHashTableV2", "InitializeTableV2", "InitializeTableFromTextFileV2",
+                     "LookupTableFindV2", "LookupTableInsertV2", "LookupTableSizeV2", "LookupTableExportV2"],
+                    "a lookup table is a Python dict of host keys (strings mostly) in the CPU's container, as TF keeps "
+                    "its tables on the CPU; the ids it hands out are copied to the GPU"),
+    **dict.fromkeys(["BesselI0e", "BesselI1e", "Xlogy", "Xdivy", "MulNoNan", "Igamma", "Igammac", "IgammaGradA",
+                     "Zeta", "Betainc"],
+                    "these special functions come from scipy.special on the host; cupyx.scipy.special kernels are "
+                    "not written yet"),
+    **dict.fromkeys(["Bincount", "HistogramFixedWidth", "LowerBound", "UpperBound", "ListDiff",
+                     "DenseToDenseSetOperation", "SetSize", "UnravelIndex", "NonMaxSuppressionV3",
+                     "NonMaxSuppressionV4", "CumulativeLogsumexp"],
+                    "counting, searching, set and box-selection kernels loop or call numpy-only routines (bincount, "
+                    "searchsorted, ufunc.accumulate, Python sets) on the host; their small results are copied over"),
+    **dict.fromkeys(["ResourceScatterNdUpdate", "ResourceScatterNdAdd", "ResourceScatterNdSub"],
+                    "the index-vector scatters into variables (tf.scatter_nd_update/add/sub) have only the CPU "
+                    "package's numpy kernels so far; a variable they update must live on the CPU"),
+    **dict.fromkeys(["TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub"],
+                    "these scatters use numpy's ufunc.at on the host, as ScatterNd, whose CuPy atomics some dtypes "
+                    "lack; the updated tensor is copied to the GPU"),
 }
 """op type -> why it stays on the host."""

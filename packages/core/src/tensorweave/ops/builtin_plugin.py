@@ -33,6 +33,11 @@ OP_MODULES = (
     "tensorweave.ops.broadcast_gradient_ops",
     "tensorweave.ops.unary_math_ops",
     "tensorweave.ops.special_math_ops",
+    "tensorweave.ops.trig_ops",
+    "tensorweave.ops.bitwise_ops",
+    "tensorweave.ops.bucketing_ops",
+    "tensorweave.ops.set_ops",
+    "tensorweave.ops.tensor_scatter_ops",
     "tensorweave.ops.comparison_ops",
     "tensorweave.ops.reduction_ops",
     "tensorweave.ops.cumulative_ops",
@@ -71,6 +76,9 @@ OP_MODULES = (
     "tensorweave.ops.sparse_segment_ops",
     "tensorweave.ops.sparse_cross_ops",
     "tensorweave.ops.string_split_ops",
+    "tensorweave.ops.string_ops",
+    "tensorweave.ops.lookup_ops",
+    "tensorweave.ops.image_boxes_ops",
 )
 
 

@@ -13,7 +13,7 @@ from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.graph import name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.framework.op_def import OpDefList
+from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import (
     constant_value, constant_value_as_shape,
@@ -24,7 +24,7 @@ from tensorweave.ops import (
 
 DEFS = OpDefList()
 
-__all__ = ["gather", "gather_nd", "scatter_nd"]
+__all__ = ["gather", "gather_nd", "scatter_nd", "unravel_index"]
 
 _INDICES = "Tindices: {int32, int64}"
 
@@ -319,3 +319,26 @@ def scatter_nd(indices, updates, shape, name=None):
     indices = convert_to_tensor(indices, name="indices")
     shape = convert_to_tensor(shape, dtype=None if hasattr(shape, "dtype") else indices.dtype, name="shape")
     return apply_op("ScatterNd", [indices, updates, shape], name=name or "ScatterNd")
+
+
+# ---- UnravelIndex --------------------------------------------------------------------------------------------------
+UNRAVEL_INDEX = DEFS.define("UnravelIndex", inputs=["indices: Tidx", "dims: Tidx"], outputs=["output: Tidx"],
+                            attrs=["Tidx: {int32, int64} = int32"], grad=NOT_DIFFERENTIABLE,
+                            doc="The coordinates of flat indices in an array of shape dims: [len(dims)] for a "
+                                "scalar index, [len(dims), n] for a vector of n.")
+
+
+@UNRAVEL_INDEX.set_shape_fn
+def _unravel_index_shape(op):
+    indices, dims = (t.shape for t in op.inputs)
+    dims.with_rank(1)
+    if indices.ndims is None:
+        return tensor_shape.TensorShape(None)
+    if indices.ndims == 0:
+        return dims
+    return tensor_shape.TensorShape([dims.dims[0].value, indices.dims[0].value])
+
+
+def unravel_index(indices, dims, name=None):
+    """The coordinates of the flat ``indices`` in an array of shape ``dims`` (one column per index)."""
+    return apply_op("UnravelIndex", [indices, dims], name=name or "UnravelIndex")

@@ -1,16 +1,19 @@
-"""Normalization: l2_normalize, moments, batch_normalization and fused_batch_norm (compositions of math ops, so
+"""Normalization: l2_normalize, moments (and sufficient_statistics, normalize_moments, weighted_moments),
+batch_normalization and fused_batch_norm (compositions of math ops, so
 their gradients follow) and local response normalization (the fused LRN op with its gradient op LRNGrad)."""
+
+import numpy as np
 
 from tensorweave import dtypes
 from tensorweave.framework import common_shapes, graph as graph_mod
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OpDefList
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops import array_ops, math_ops, reduction_ops, shape_ops, unary_math_ops
+from tensorweave.ops import array_ops, fill_ops, gather_ops, math_ops, reduction_ops, shape_ops, unary_math_ops
 
 DEFS = OpDefList()
 
-__all__ = ["l2_normalize", "moments", "batch_normalization", "fused_batch_norm", "local_response_normalization",
+__all__ = ["l2_normalize", "moments", "sufficient_statistics", "normalize_moments", "weighted_moments", "batch_normalization", "fused_batch_norm", "local_response_normalization",
            "lrn"]
 
 
@@ -133,3 +136,69 @@ def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, bet
 
 
 lrn = local_response_normalization
+
+
+def _keep(keep_dims, keepdims):
+    return bool(keepdims if keepdims is not None else keep_dims)
+
+
+def sufficient_statistics(x, axes, shift=None, keep_dims=None, name=None, keepdims=None):
+    """(count, sum of x - shift, sum of (x - shift)^2, shift) over ``axes``, as TF1 builds them."""
+    axes = sorted(set(axes))
+    keep = _keep(keep_dims, keepdims)
+    with graph_mod.name_scope(name, "sufficient_statistics", [x, shift]):
+        x = convert_to_tensor(x, name="x")
+        dims = x.shape.as_list() if x.shape.ndims is not None else None
+        if dims is not None and all(dims[d] is not None for d in axes):
+            counts = convert_to_tensor(float(np.prod([dims[d] for d in axes])), dtype=x.dtype)
+        else:
+            sizes = gather_ops.gather(unary_math_ops.cast(shape_ops.shape(x), x.dtype), axes)
+            counts = reduction_ops.reduce_prod(sizes, name="count")
+        if shift is not None:
+            shift = convert_to_tensor(shift, name="shift")
+            m_ss, v_ss = math_ops.subtract(x, shift), math_ops.squared_difference(x, shift)
+        else:
+            m_ss, v_ss = x, unary_math_ops.square(x)
+        m_ss = reduction_ops.reduce_sum(m_ss, axes, keepdims=keep, name="mean_ss")
+        v_ss = reduction_ops.reduce_sum(v_ss, axes, keepdims=keep, name="var_ss")
+    return counts, m_ss, v_ss, shift
+
+
+def normalize_moments(counts, mean_ss, variance_ss, shift, name=None):
+    """(mean, variance) from sufficient statistics."""
+    with graph_mod.name_scope(name, "normalize", [counts, mean_ss, variance_ss, shift]):
+        divisor = unary_math_ops.reciprocal(counts, name="divisor")
+        if shift is not None:
+            shifted_mean = math_ops.multiply(mean_ss, divisor, name="shifted_mean")
+            mean = math_ops.add(shifted_mean, shift, name="mean")
+        else:
+            shifted_mean = mean = math_ops.multiply(mean_ss, divisor, name="mean")
+        variance = math_ops.subtract(math_ops.multiply(variance_ss, divisor), unary_math_ops.square(shifted_mean),
+                                     name="variance")
+    return mean, variance
+
+
+def weighted_moments(x, axes, frequency_weights, name=None, keep_dims=None, keepdims=None):
+    """(mean, variance) of ``x`` over ``axes`` with each entry counted ``frequency_weights`` times (broadcast)."""
+    keep = _keep(keep_dims, keepdims)
+    with graph_mod.name_scope(name, "weighted_moments", [x, frequency_weights, axes]):
+        x = convert_to_tensor(x, name="x")
+        weights = convert_to_tensor(frequency_weights, name="frequency_weights")
+        half = x.dtype == dtypes.float16
+        if half:
+            x = unary_math_ops.cast(x, dtypes.float32)
+        if weights.dtype != x.dtype:
+            weights = unary_math_ops.cast(weights, x.dtype)
+        weighted_sum = reduction_ops.reduce_sum(weights * x, axes, name="weighted_input_sum", keepdims=True)
+        total = reduction_ops.reduce_sum(weights + fill_ops.zeros_like(x), axes, name="sum_of_weights",
+                                         keepdims=True)
+        divisor = unary_math_ops.reciprocal(total, name="inv_weight_sum")
+        mean = math_ops.multiply(weighted_sum, divisor)
+        distsq = reduction_ops.reduce_sum(weights * math_ops.squared_difference(x, mean), axes,
+                                          name="weighted_distsq", keepdims=True)
+        variance = math_ops.multiply(distsq, divisor)
+        if not keep:
+            mean, variance = shape_ops.squeeze(mean, axis=axes), shape_ops.squeeze(variance, axis=axes)
+        if half:
+            mean, variance = unary_math_ops.cast(mean, dtypes.float16), unary_math_ops.cast(variance, dtypes.float16)
+        return mean, variance

@@ -42,7 +42,8 @@ def _static_axes(op):
     return sorted({a % rank for a in axes}) if rank else []
 
 
-def _reduction_shape(op):
+def reduction_shape(op):
+    """The output shape of a reduction op (input, axes; keep_dims attr): also ReduceJoin's."""
     x, axes = op.inputs
     keep = op.get_attr("keep_dims")
     if axes.shape.ndims is not None and axes.shape.ndims > 1:
@@ -58,7 +59,7 @@ def _reduction_shape(op):
 def _reduction(op_type, type_attr, doc, grad=None):
     return DEFS.define(op_type, inputs=["input: T", "reduction_indices: Tidx"], outputs=["output: T"],
                        attrs=[type_attr, "Tidx: {int32, int64} = int32", "keep_dims: bool = False"],
-                       shape_fn=_reduction_shape, grad=grad, doc=doc)
+                       shape_fn=reduction_shape, grad=grad, doc=doc)
 
 
 SUM = _reduction("Sum", "T: numeric", "The sum over the given axes (float16 accumulates in float32).")
@@ -68,6 +69,7 @@ MIN = _reduction("Min", "T: real", "The smallest entry over the given axes (the 
 PROD = _reduction("Prod", "T: numeric", "The product over the given axes.")
 ALL = _reduction("All", "T: {bool}", "Logical AND over the given axes.", grad=NOT_DIFFERENTIABLE)
 ANY = _reduction("Any", "T: {bool}", "Logical OR over the given axes.", grad=NOT_DIFFERENTIABLE)
+EUCLIDEAN_NORM = _reduction("EuclideanNorm", "T: numeric", "sqrt(sum(|x| ** 2)) over the given axes.")
 
 
 # ---- gradients ------------------------------------------------------------------------------------------------------
@@ -150,6 +152,14 @@ def _min_max_grad(op, grad):
     indicators = unary_math_ops.cast(comparison_ops.equal(extreme, x), grad.dtype)
     count = reduce_sum(indicators, axes, keepdims=True)
     return [math_ops.realdiv(indicators, count) * _with_kept_dims(op, grad, kept), None]
+
+
+@EUCLIDEAN_NORM.set_gradient
+def _euclidean_norm_grad(op, grad):
+    """x / norm, times the output gradient (TF's rule: nan where the norm is 0)."""
+    kept = _layout(op)[0]
+    norm, grad = _with_kept_dims(op, op.outputs[0], kept), _with_kept_dims(op, grad, kept)
+    return [math_ops.truediv(op.inputs[0], norm / grad), None]
 
 
 MAX.set_gradient(_min_max_grad)
@@ -244,6 +254,7 @@ reduce_min = _reducer("Min", "reduce_min", "The minimum")
 reduce_prod = _reducer("Prod", "reduce_prod", "The product")
 reduce_all = _reducer("All", "reduce_all", "Logical AND")
 reduce_any = _reducer("Any", "reduce_any", "Logical OR")
+reduce_euclidean_norm = _reducer("EuclideanNorm", "reduce_euclidean_norm", "The Euclidean norm")
 
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):

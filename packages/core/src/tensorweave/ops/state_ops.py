@@ -19,7 +19,8 @@ from tensorweave.ops import array_ops, concat_split_ops, fill_ops, shape_ops
 DEFS = OpDefList()
 
 __all__ = ["assign", "assign_add", "assign_sub", "count_up_to", "is_variable_initialized", "scatter_add",
-           "scatter_div", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub", "scatter_update"]
+           "scatter_div", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub", "scatter_update",
+           "scatter_nd_update", "scatter_nd_add", "scatter_nd_sub"]
 
 _INDICES = "Tindices: {int32, int64}"
 
@@ -64,6 +65,12 @@ for _op_type, _dtype_attr in SCATTER_OPS.items():
                 attrs=[_dtype_attr, _INDICES], is_stateful=True, grad=NOT_DIFFERENTIABLE,
                 shape_fn=lambda op: _check_scatter_shape(op),
                 doc=f"{_op_type[15:]} of rows ``indices`` of the variable with ``updates``, under its lock.")
+
+for _op_type, _dtype_attr in (("ResourceScatterNdUpdate", "T: type"), ("ResourceScatterNdAdd", "T: numeric"),
+                              ("ResourceScatterNdSub", "T: numeric")):
+    DEFS.define(_op_type, inputs=["ref: resource", "indices: Tindices", "updates: T"],
+                attrs=[_dtype_attr, _INDICES, "use_locking: bool = True"], is_stateful=True, grad=NOT_DIFFERENTIABLE,
+                doc=f"{_op_type[17:]} of the slices of the variable at index vectors ``indices`` with ``updates``.")
 
 
 # ---- static facts about a handle ------------------------------------------------------------------------
@@ -229,6 +236,8 @@ def assign_sub(ref, value, use_locking=None, name=None):
 
 def _scatter(method):
     def scatter(ref, indices, updates, use_locking=True, name=None):
+        if "_nd_" in method:
+            return getattr(_variable(ref, method), method)(indices, updates, name=name)
         sparse_delta = IndexedSlices(updates, indices)
         return getattr(_variable(ref, method), method)(sparse_delta, use_locking=use_locking, name=name)
     scatter.__name__ = method
@@ -240,6 +249,9 @@ scatter_update = _scatter("scatter_update")
 scatter_add = _scatter("scatter_add")
 scatter_sub = _scatter("scatter_sub")
 scatter_mul = _scatter("scatter_mul")
+scatter_nd_update = _scatter("scatter_nd_update")
+scatter_nd_add = _scatter("scatter_nd_add")
+scatter_nd_sub = _scatter("scatter_nd_sub")
 scatter_div = _scatter("scatter_div")
 scatter_min = _scatter("scatter_min")
 scatter_max = _scatter("scatter_max")

@@ -1,4 +1,4 @@
-"""Reordering: transpose, reverse, reverse_sequence, invert_permutation.
+"""Reordering: transpose, reverse, reverse_sequence, invert_permutation, roll.
 
 Permutations and axes are tensor inputs, as in TF, and are validated while building whenever they are
 constant. Transpose's gradient transposes back by the inverse permutation; the reverses are their own
@@ -16,7 +16,7 @@ from tensorweave.ops import concat_split_ops, range_ops, shape_ops, unary_math_o
 
 DEFS = OpDefList()
 
-__all__ = ["transpose", "matrix_transpose", "invert_permutation", "reverse", "reverse_v2", "reverse_sequence"]
+__all__ = ["transpose", "matrix_transpose", "invert_permutation", "reverse", "reverse_v2", "reverse_sequence", "roll"]
 
 
 def _check_vector(t, what):
@@ -202,3 +202,27 @@ def _resolve(new, old, new_name, old_name):
         raise ValueError(f"cannot specify both '{new_name}' and '{old_name}' (the old name of the same argument)")
     return new if new is not None else old
 
+
+
+# ---- Roll ----------------------------------------------------------------------------------------------------------
+ROLL = DEFS.define("Roll", inputs=["input: T", "shift: Tshift", "axis: Taxis"], outputs=["output: T"],
+                   attrs=["T: type", "Tshift: {int32, int64}", "Taxis: {int32, int64}"],
+                   doc="Entries shifted cyclically by shift[i] along axis[i] (shifts on one axis add up).")
+
+
+@ROLL.set_shape_fn
+def _roll_shape(op):
+    _, shift, axis = op.inputs
+    if shift.shape.ndims is not None and axis.shape.ndims is not None and shift.shape.ndims > 1:
+        raise ValueError(f"roll: shift must be a scalar or a vector, got shape {shift.shape}")
+    if not shift.shape.is_compatible_with(axis.shape):
+        raise ValueError(f"roll: shift and axis must have one shape, got {shift.shape} and {axis.shape}")
+    return op.inputs[0].shape
+
+
+ROLL.set_gradient(lambda op, grad: [roll(grad, unary_math_ops.negative(op.inputs[1]), op.inputs[2]), None, None])
+
+
+def roll(input, shift, axis, name=None):  # noqa: A002 - TF's argument name
+    """``input`` with its entries shifted cyclically by ``shift`` along ``axis`` (each may be a list)."""
+    return apply_op("Roll", [input, shift, axis], name=name or "Roll")

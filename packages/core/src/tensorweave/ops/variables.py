@@ -304,6 +304,22 @@ class Variable:
     def scatter_max(self, sparse_delta, use_locking=False, name=None):
         return self._scatter("ResourceScatterMax", sparse_delta, name)
 
+    def _scatter_nd(self, op_type, indices, updates, name):
+        updates = convert_to_tensor(updates, dtype=self._dtype, name="updates")
+        with self.graph.colocate_with(self._handle, ignore_existing=True):
+            op = state_ops.resource_scatter(op_type, self._handle, indices, updates, name=name)
+        return _UnreadVariable(self, op)
+
+    def scatter_nd_update(self, indices, updates, name=None):
+        """The slices at index vectors ``indices`` set to ``updates`` (tf.scatter_nd_update)."""
+        return self._scatter_nd("ResourceScatterNdUpdate", indices, updates, name)
+
+    def scatter_nd_add(self, indices, updates, name=None):
+        return self._scatter_nd("ResourceScatterNdAdd", indices, updates, name)
+
+    def scatter_nd_sub(self, indices, updates, name=None):
+        return self._scatter_nd("ResourceScatterNdSub", indices, updates, name)
+
     def count_up_to(self, limit):
         """Increments the variable and returns its old value; OutOfRangeError once it reached ``limit``."""
         with self.graph.colocate_with(self._handle, ignore_existing=True):
@@ -342,6 +358,10 @@ class _UnreadVariable(Variable):
     def _scatter(self, op_type, sparse_delta, name):
         with self.graph.control_dependencies([self._parent_op]):
             return super()._scatter(op_type, sparse_delta, name)
+
+    def _scatter_nd(self, op_type, indices, updates, name):
+        with self.graph.control_dependencies([self._parent_op]):
+            return super()._scatter_nd(op_type, indices, updates, name)
 
     def sparse_read(self, indices, name=None):
         with self.graph.control_dependencies([self._parent_op]):

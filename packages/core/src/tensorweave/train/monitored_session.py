@@ -13,7 +13,7 @@ import logging
 from tensorweave import errors
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.registry import get_registries
-from tensorweave.ops import variables
+from tensorweave.ops import control_flow_ops, lookup_ops, variables
 from tensorweave.runtime.config import RunMetadata, RunOptions
 from tensorweave.train import basic_session_run_hooks as hooks_lib
 from tensorweave.train.coordinator import Coordinator
@@ -68,7 +68,7 @@ class Scaffold:
                 lambda: variables.report_uninitialized_variables(variables.global_variables()))
         if self._local_init_op is None:
             self._local_init_op = self.get_or_default("local_init_op", keys.LOCAL_INIT_OP,
-                                                      variables.local_variables_initializer)
+                                                      Scaffold.default_local_init_op)
         if self._summary_op is None:
             self._summary_op = self.get_or_default("summary_op", keys.SUMMARY_OP, _merge_all_summaries)
         if self._saver is None:
@@ -76,6 +76,11 @@ class Scaffold:
         self._saver.build()
         graph_mod.get_default_graph().finalize()
         return self
+
+    @staticmethod
+    def default_local_init_op():
+        """TF1's: the local variables' initializer and every table's (tf.tables_initializer())."""
+        return control_flow_ops.group(variables.local_variables_initializer(), lookup_ops.tables_initializer())
 
     @staticmethod
     def get_or_default(arg_name, collection_key, default_constructor):

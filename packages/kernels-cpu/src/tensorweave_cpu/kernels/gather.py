@@ -69,7 +69,7 @@ def _gather(params, indices, *, xp):
     return gather(xp, params, indices, 0, 0)
 
 
-def _index_tuple(params, indices, what):
+def index_tuple(params, indices, what):
     """The columns of ``indices`` (index vectors into params), each checked against its dimension."""
     if indices.ndim == 0:
         raise _invalid(f"{what}: indices must be at least 1-D (a vector of index vectors), got a scalar")
@@ -89,7 +89,7 @@ def _index_tuple(params, indices, what):
 
 @KERNELS.register("GatherNd")
 def _gather_nd(params, indices, *, xp):
-    columns = _index_tuple(params, indices, "gather_nd")
+    columns = index_tuple(params, indices, "gather_nd")
     if not columns:
         return xp.ascontiguousarray(xp.broadcast_to(params, indices.shape[:-1] + params.shape))
     return params[columns]
@@ -99,7 +99,7 @@ def _gather_nd(params, indices, *, xp):
 def _scatter_nd(indices, updates, shape, *, xp):
     shape = tuple(int(d) for d in shape.tolist())
     out = xp.zeros(shape, dtype=updates.dtype)
-    columns = _index_tuple(out, indices, "scatter_nd")
+    columns = index_tuple(out, indices, "scatter_nd")
     expected = indices.shape[:-1] + shape[len(columns):]
     if updates.shape != expected:
         raise _invalid(f"scatter_nd: updates must have shape indices.shape[:-1] + shape[{len(columns)}:] = "
@@ -162,3 +162,48 @@ def _list_diff(x, y, *, out_idx):
 @KERNELS.register("UniqueWithCounts")
 def _unique_with_counts(x, *, out_idx):
     return list(_unique(x, out_idx))
+
+
+@KERNELS.register("UnravelIndex")
+def _unravel_index(indices, dims):
+    if indices.ndim > 1 or dims.ndim != 1:
+        raise _invalid(f"UnravelIndex: indices must be a scalar or a vector and dims a vector, got shapes "
+                       f"{list(indices.shape)} and {list(dims.shape)}")
+    if (dims <= 0).any():
+        raise _invalid(f"UnravelIndex: dims must be positive, got {dims.tolist()}")
+    check_range(indices.reshape(-1), int(np.prod(dims, dtype=np.int64)), "UnravelIndex: indices")
+    return np.stack(np.unravel_index(indices, tuple(dims.tolist()))).astype(indices.dtype)
+
+
+def _tensor_scatter(op_type, apply):
+    @KERNELS.register(op_type)
+    def compute(tensor, indices, updates, *, xp):
+        out = tensor.copy()
+        columns = index_tuple(out, indices, op_type)
+        expected = indices.shape[:-1] + tensor.shape[len(columns):]
+        if updates.shape != expected:
+            raise _invalid(f"{op_type}: updates must have shape indices.shape[:-1] + tensor.shape[{len(columns)}:] "
+                           f"= {list(expected)}, got {list(updates.shape)}")
+        apply(xp, out, columns, updates)
+        return out
+
+
+def _assign(xp, out, columns, updates):
+    if columns:
+        out[columns] = updates
+    elif updates.size:
+        out[...] = updates.reshape((-1,) + out.shape)[-1]
+
+
+def _add(sign):
+    def apply(xp, out, columns, updates):
+        if columns:
+            xp.add.at(out, columns, updates if sign > 0 else -updates)
+        elif updates.size:
+            out += sign * updates.reshape((-1,) + out.shape).sum(axis=0, dtype=out.dtype)
+    return apply
+
+
+_tensor_scatter("TensorScatterUpdate", _assign)
+_tensor_scatter("TensorScatterAdd", _add(1))
+_tensor_scatter("TensorScatterSub", _add(-1))

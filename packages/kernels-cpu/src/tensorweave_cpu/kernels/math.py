@@ -18,7 +18,8 @@ ARRAY_NAMESPACE_GENERIC = frozenset({"Abs", "Add", "AddN", "Atan2", "BroadcastGr
     "IsFinite", "IsInf", "IsNan", "Less", "LessEqual", "Log", "Log1p", "LogicalAnd", "LogicalNot", "LogicalOr",
     "Maximum", "Minimum", "Mul", "Neg", "NotEqual", "Pow", "RealDiv", "Reciprocal", "ReciprocalGrad", "Rint", "Round",
     "Rsqrt", "RsqrtGrad", "Select", "SelectV2", "Sigmoid", "SigmoidGrad", "Sign", "Sin", "Sqrt", "SqrtGrad", "Square",
-    "SquaredDifference", "Sub", "Tanh", "TanhGrad", "TruncateDiv", "TruncateMod"})
+    "SquaredDifference", "Sub", "Tanh", "TanhGrad", "TruncateDiv", "TruncateMod",
+    "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"})
 """Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too:
 every one (``quietly`` silences numpy's warnings only when the module is numpy)."""
 
@@ -56,7 +57,9 @@ for _op_type, _ufunc_name in [
 
 for _op_type, _ufunc_name in [
         ("RealDiv", "true_divide"), ("Pow", "power"), ("Exp", "exp"), ("Expm1", "expm1"), ("Log", "log"),
-        ("Log1p", "log1p"), ("Sqrt", "sqrt"), ("Reciprocal", "reciprocal"), ("Sin", "sin"), ("Cos", "cos")]:
+        ("Log1p", "log1p"), ("Sqrt", "sqrt"), ("Reciprocal", "reciprocal"), ("Sin", "sin"), ("Cos", "cos"),
+        ("Tan", "tan"), ("Asin", "arcsin"), ("Acos", "arccos"), ("Atan", "arctan"), ("Sinh", "sinh"), ("Cosh", "cosh"),
+        ("Asinh", "arcsinh"), ("Acosh", "arccosh"), ("Atanh", "arctanh")]:
     _ufunc(_op_type, _ufunc_name, quiet=True)
 
 

@@ -12,7 +12,7 @@ from tensorweave_cpu.kernels.math import quietly
 
 KERNELS = KernelSet("CPU")
 ARRAY_NAMESPACE_GENERIC = frozenset({"All", "Any", "ArgMax", "ArgMin", "Cumprod", "Cumsum", "Max", "Mean", "Min",
-    "Prod", "Sum"})
+    "Prod", "Sum", "EuclideanNorm"})
 """Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too.
 Range (arange of 0-d arrays) is not."""
 
@@ -77,6 +77,17 @@ def _highest(dtype):
 _reduction("Sum", lambda xp, x, axes, keep, dtype: xp.sum(x, axis=axes, keepdims=keep, dtype=_accumulator(dtype)))
 _reduction("Prod", lambda xp, x, axes, keep, dtype: xp.prod(x, axis=axes, keepdims=keep, dtype=_accumulator(dtype)))
 _reduction("Mean", _mean, quiet=True)
+
+
+def _euclidean_norm(xp, x, axes, keep, dtype):
+    """sqrt(sum(|x| ** 2)); integers are summed in float64 and the root truncated, complex stays complex."""
+    if dtype.kind == "c":
+        return xp.sqrt(xp.sum(x * xp.conj(x), axis=axes, keepdims=keep))
+    wide = x.astype(np.float64 if dtype.kind in "iu" else _accumulator(dtype))
+    return xp.sqrt(xp.sum(wide * wide, axis=axes, keepdims=keep))
+
+
+_reduction("EuclideanNorm", _euclidean_norm)
 _reduction("Max", _extreme(lambda xp: xp.max, _lowest))
 _reduction("Min", _extreme(lambda xp: xp.min, _highest))
 _reduction("All", lambda xp, x, axes, keep, dtype: xp.all(x, axis=axes, keepdims=keep))
@@ -114,11 +125,11 @@ _arg_reduction("ArgMax", "argmax", _lowest)
 _arg_reduction("ArgMin", "argmin", _highest)
 
 
-def _cumulative(op_type, xp_name, identity):
-    """Running sums/products; exclusive shifts by one (the identity first), reverse runs from the end."""
+def _cumulative(op_type, runner, identity):
+    """Running sums/products/logsumexps; exclusive shifts by one (the identity first), reverse runs from the end."""
     def build(node):
         xp = node.device.array_module
-        run = getattr(xp, xp_name)
+        run = runner(xp)
         exclusive, reverse = node.attrs["exclusive"], node.attrs["reverse"]
         dtype = np.dtype(node.output_dtypes[0].as_numpy_dtype)
 
@@ -140,8 +151,10 @@ def _cumulative(op_type, xp_name, identity):
     KERNELS.add(op_type, build=build)
 
 
-_cumulative("Cumsum", "cumsum", 0)
-_cumulative("Cumprod", "cumprod", 1)
+_cumulative("Cumsum", lambda xp: xp.cumsum, 0)
+_cumulative("Cumprod", lambda xp: xp.cumprod, 1)
+_cumulative("CumulativeLogsumexp", lambda xp: lambda x, axis, dtype: xp.logaddexp.accumulate(x, axis=axis, dtype=dtype),
+            -np.inf)
 
 
 @KERNELS.register_build("Range")

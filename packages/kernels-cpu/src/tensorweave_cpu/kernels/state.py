@@ -12,6 +12,8 @@ import numpy as np
 
 from tensorweave.extension import DEFAULT_CONTAINER, KernelSet, Resource, ResourceHandle, errors
 
+from tensorweave_cpu.kernels.gather import index_tuple
+
 KERNELS = KernelSet("CPU")
 ARRAY_NAMESPACE_GENERIC = frozenset({"DestroyResourceOp", "ReadVariableOp", "ResourceCountUpTo", "ResourceGather",
                                      "VarHandleOp"})
@@ -226,3 +228,27 @@ def _destroy(ctx, handle, *, ignore_lookup_error):
     except errors.NotFoundError:
         if not ignore_lookup_error:
             raise
+
+
+def _scatter_nd(op_type, ufunc):
+    def scatter(ref, indices, updates, *, T, use_locking):  # noqa: N803 - the op's attr name
+        var = variable_of(ref, T)
+        with var.lock:
+            current = owned_value(var)
+            columns = index_tuple(current, indices, op_type)
+            expected = indices.shape[:-1] + current.shape[len(columns):]
+            if np.shape(updates) != expected:
+                raise errors.InvalidArgumentError(None, None, (
+                    f"{op_type} into variable {var.name!r} of shape {list(current.shape)}: updates have shape "
+                    f"{list(np.shape(updates))}, expected indices.shape[:-1] + shape[{len(columns)}:] = "
+                    f"{list(expected)}"))
+            if ufunc is None:
+                current[columns] = updates
+            else:
+                ufunc.at(current, columns, updates)
+    return scatter
+
+
+for _op_type, _ufunc in (("ResourceScatterNdUpdate", None), ("ResourceScatterNdAdd", np.add),
+                         ("ResourceScatterNdSub", np.subtract)):
+    KERNELS.add(_op_type, _scatter_nd(_op_type, _ufunc))

@@ -1,15 +1,15 @@
-"""CPU kernels for reordering: Transpose, InvertPermutation, ReverseV2, ReverseSequence.
+"""CPU kernels for reordering: Transpose, InvertPermutation, ReverseV2, ReverseSequence, Roll.
 
 Transpose and ReverseV2 return numpy's views (nothing writes into kernel outputs in place; variables copy
 on write). Written against the device's array module, so a GPU package can register the same functions.
 """
 
-from tensorweave.extension import KernelSet
+from tensorweave.extension import KernelSet, errors
 
 from tensorweave_cpu.kernels.concat_split import _axis
 
 KERNELS = KernelSet("CPU")
-ARRAY_NAMESPACE_GENERIC = frozenset({"InvertPermutation", "ReverseSequence", "ReverseV2", "Transpose"})
+ARRAY_NAMESPACE_GENERIC = frozenset({"InvertPermutation", "ReverseSequence", "ReverseV2", "Roll", "Transpose"})
 """Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too."""
 
 
@@ -65,3 +65,16 @@ def _reverse_sequence(x, seq_lengths, *, seq_dim, batch_dim, xp):
     lengths = lengths[:, None]
     index = xp.where(t < lengths, lengths - 1 - t, t)
     return xp.moveaxis(moved[xp.arange(batch)[:, None], index], (0, 1), (batch_dim, seq_dim))
+
+
+@KERNELS.register("Roll")
+def _roll(x, shift, axis, *, xp):
+    if shift.shape != axis.shape or shift.ndim > 1:
+        raise errors.InvalidArgumentError(None, None, f"Roll: shift and axis must be scalars or vectors of one "
+                                          f"shape, got {list(shift.shape)} and {list(axis.shape)}")
+    axes = axis.reshape(-1).tolist()
+    for a in axes:
+        if not -x.ndim <= a < x.ndim:
+            raise errors.InvalidArgumentError(None, None, f"Roll: axis {a} is out of range for an input of rank "
+                                              f"{x.ndim}")
+    return xp.roll(x, tuple(shift.reshape(-1).tolist()), tuple(axes)) if axes else x
