@@ -21,7 +21,8 @@ from tensorweave.framework.graph import (  # noqa: E402,F401
     Graph, GraphKeys, add_to_collection, add_to_collections, colocate_with, container, control_dependencies, device,
     get_collection, get_collection_ref, get_default_graph, name_scope, reset_default_graph,
 )
-from tensorweave.framework.graph_io import GraphDef, NodeDef  # noqa: E402,F401
+from tensorweave.framework.graph_io import AttrValue, GraphDef, NodeDef  # noqa: E402,F401
+from tensorweave.framework.tensor_proto import make_ndarray, make_tensor_proto  # noqa: E402,F401
 from tensorweave.framework.importer import import_graph_def  # noqa: E402,F401
 from tensorweave.framework.operation import Operation  # noqa: E402,F401
 from tensorweave.framework.random_seed import *  # noqa: E402,F401,F403

@@ -34,6 +34,10 @@ DEFS.define("ShardedFilename", inputs=["basename: string", "shard: int32", "num_
 STRING_JOIN = DEFS.define("StringJoin", inputs=["inputs: N * string"], outputs=["output: string"],
                           attrs=["N: int >= 1", "separator: string = ''"], grad=NOT_DIFFERENTIABLE,
                           doc="Joins strings elementwise (scalars broadcast).")
+DEFS.define("StaticRegexFullMatch", inputs=["input: string"], outputs=["output: bool"], attrs=["pattern: string"],
+            grad=NOT_DIFFERENTIABLE, shape_fn=common_shapes.unchanged_shape,
+            doc="Whether each string matches ``pattern`` (RE2 syntax; Python's re here) as a whole; TF's Saver "
+                "checks a save path for a URL scheme with it.")
 DEFS.define("ReadFile", inputs=["filename: string"], outputs=["contents: string"], grad=NOT_DIFFERENTIABLE,
             shape_fn=common_shapes.scalar_shape, doc="The bytes of a file.")
 DEFS.define("WriteFile", inputs=["filename: string", "contents: string"], is_stateful=True,

@@ -3,6 +3,7 @@ tensorweave.formats.checkpoint_format, the readers in tensorweave_cpu.readers.""
 
 import glob
 import os
+import re
 
 import numpy as np
 
@@ -64,6 +65,14 @@ def _merge(*prefixes, delete_old_dirs):
 @KERNELS.register("ShardedFilename")
 def _sharded_filename(basename, shard, num_shards):
     return np.array(f"{_text(basename)}-{int(shard):05d}-of-{int(num_shards):05d}".encode(), dtype=object)
+
+
+@KERNELS.register("StaticRegexFullMatch")
+def _static_regex_full_match(strings, *, pattern):
+    regex = re.compile(pattern.encode())
+    flat = np.asarray(strings, dtype=object).reshape(-1)
+    return np.array([regex.fullmatch(v if isinstance(v, bytes) else str(v).encode()) is not None for v in flat],
+                    dtype=np.bool_).reshape(np.shape(strings))
 
 
 @KERNELS.register("StringJoin")
