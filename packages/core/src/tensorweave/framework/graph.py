@@ -35,6 +35,7 @@ class GraphKeys:
     SUMMARY_OP = "summary_op"
     TRAIN_OP = "train_op"
     ASSET_FILEPATHS = "asset_filepaths"
+    TABLE_INITIALIZERS = "table_initializer"
     COND_CONTEXT = "cond_context"
     WHILE_CONTEXT = "while_context"
     ACTIVATIONS = "activations"

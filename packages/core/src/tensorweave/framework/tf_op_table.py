@@ -111,6 +111,7 @@ IGNORED_ATTRS = {
     "use_cudnn_on_gpu": ANY, "allowed_devices": ANY, "debug_name": ANY, "validate_indices": ANY,
     "_has_manual_control_dependencies": ANY, "grad_a": ANY, "grad_b": ANY, "grad_x": ANY, "grad_y": ANY, "Truncate": False,
     "half_pixel_centers": False, "explicit_paddings": [], "batch_dims": 0, "incompatible_shape_error": True,
+    "validate_shape": False, "allow_missing_files": False,
 }
 
 # Tensorweave-only attrs of ops TF has under the same name: left out of a GraphDef, so TF reads it.

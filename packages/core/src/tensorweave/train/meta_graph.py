@@ -5,6 +5,7 @@ MetaGraphDef proto, so a checkpoint can be restored into a program that did not 
 ``read_meta_graph_file`` also reads the JSON meta graphs earlier Tensorweave versions wrote."""
 
 import json
+import os
 
 from google.protobuf import text_format
 
@@ -17,7 +18,7 @@ from tensorweave.framework.graph_io import parse_proto
 from tensorweave.protos.meta_graph import CollectionDef, MetaGraphDef, OpDef, OpList, SaverDef
 from tensorweave.train import meta_graph_collections
 
-__all__ = ["CollectionDef", "MetaGraphDef", "SaverDef", "export_meta_graph", "read_meta_graph_file"]
+__all__ = ["CollectionDef", "MetaGraphDef", "SaverDef", "export_meta_graph", "read_meta_graph_file", "write_graph"]
 
 LEGACY_FORMAT = "tensorweave-metagraph/1"
 TENSORFLOW_VERSION = "1.15.5"  # the TF1 whose API Tensorweave follows, recorded as the writer's version
@@ -102,6 +103,18 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
         data = text_format.MessageToString(meta).encode("utf-8") if as_text else meta.SerializeToString()
         checkpoint_format.atomic_write(filename, data)
     return meta
+
+
+def write_graph(graph_or_graph_def, logdir, name, as_text=True):
+    """Writes the GraphDef of a Graph (or a GraphDef) to ``logdir/name``, atomically, as text unless
+    ``as_text=False``; returns the path."""
+    graph_def = graph_or_graph_def.as_graph_def() if hasattr(graph_or_graph_def, "as_graph_def") else \
+        graph_or_graph_def
+    os.makedirs(logdir, exist_ok=True)
+    path = os.path.join(os.fspath(logdir), name)
+    data = text_format.MessageToString(graph_def).encode("utf-8") if as_text else graph_def.SerializeToString()
+    checkpoint_format.atomic_write(path, data)
+    return path
 
 
 def read_meta_graph_file(filename):

@@ -45,7 +45,7 @@ def collection_def(items, export_scope=None):
 def add_collections(meta_graph_def, graph, keys, export_scope=None):
     for key in keys:
         items = graph.get_collection(key)
-        if not items:
+        if not items or not isinstance(key, str) or key.startswith("__"):  # Tensorweave's own bookkeeping
             continue
         try:
             made = collection_def(items, export_scope)
