@@ -129,6 +129,9 @@ class _Context:
         for (op_type, key), value in self.tf_defaults.items():  # stripped attrs: TF's default, if Tensorweave has it
             if op_type == node.op and key in kinds and key not in attrs:
                 attrs[key] = from_attr_value(value, kinds[key])
+        for (op_type, key), value in tf_op_table.TF_DEFAULTS.items():
+            if op_type == node.op and key not in attrs:
+                attrs[key] = value
         if refused:
             raise ValueError(f"import_graph_def: node {node.name!r} ({node.op}) has attrs Tensorweave's "
                              f"{op_def.name} does not support: {', '.join(refused)}")

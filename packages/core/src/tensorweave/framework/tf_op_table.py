@@ -8,6 +8,8 @@ lists Tensorweave-only attrs TF's op of the same name does not know, left out of
 op is one line.
 """
 
+from tensorweave.framework import tensor_shape
+
 ANY = object()  # an ignored attr whatever its value
 
 
@@ -112,6 +114,12 @@ IGNORED_ATTRS = {
     "_has_manual_control_dependencies": ANY, "grad_a": ANY, "grad_b": ANY, "grad_x": ANY, "grad_y": ANY, "Truncate": False,
     "half_pixel_centers": False, "explicit_paddings": [], "batch_dims": 0, "incompatible_shape_error": True,
     "validate_shape": False, "allow_missing_files": False,
+}
+
+# Defaults TF's OpDefs give where Tensorweave's give none: what an attr a GraphDef's writer stripped
+# (strip_default_attrs) stands for when no OpList comes with it.
+TF_DEFAULTS = {
+    ("Placeholder", "shape"): tensor_shape.TensorShape(None),
 }
 
 # Tensorweave-only attrs of ops TF has under the same name: left out of a GraphDef, so TF reads it.
