@@ -50,8 +50,9 @@ class SavedModelBuilder:
             saver.save(sess, os.path.join(variables, constants.VARIABLES_FILENAME), write_meta_graph=False,
                        write_state=False)
             _drop_writer_locks(saver, variables)
-            self._add_meta_graph(sess.graph, tags, signature_def_map, assets_collection, main_op or legacy_init_op,
-                                 clear_devices, strip_default_attrs, saver, sess)
+            self._add_meta_graph(sess.graph, tags, signature_def_map, assets_collection,
+                                 main_op if main_op is not None else legacy_init_op, clear_devices,
+                                 strip_default_attrs, saver, sess)
         self._has_saved_variables = True
 
     def add_meta_graph(self, tags, signature_def_map=None, assets_collection=None, legacy_init_op=None,
@@ -61,8 +62,9 @@ class SavedModelBuilder:
             raise AssertionError("Graph state including variables and assets has not been saved yet. Please invoke "
                                  "`add_meta_graph_and_variables()` first.")
         graph = graph_mod.get_default_graph()
-        self._add_meta_graph(graph, tags, signature_def_map, assets_collection, main_op or legacy_init_op,
-                             clear_devices, strip_default_attrs, saver or self._default_saver(), None)
+        self._add_meta_graph(graph, tags, signature_def_map, assets_collection,
+                             main_op if main_op is not None else legacy_init_op, clear_devices, strip_default_attrs,
+                             saver or self._default_saver(), None)
 
     @staticmethod
     def _default_saver():
