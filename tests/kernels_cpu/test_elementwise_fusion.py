@@ -289,9 +289,10 @@ def test_fused_nodes_round_trip_through_graph_defs_and_traces():
     by_name = {n.name: n for n in parsed.node}
     inputs = [by_name[ref.split(":")[0]] for ref in node.input]
     with tf.Graph().as_default():
-        values = [tf.placeholder(tf.float32, [None, 2]) if n.op == "_Arg" else tf.constant(tf.make_ndarray(n.attr["value"].tensor))
-                  for n in inputs]
-        (imported,) = tf.import_graph_def(GraphDef(node=[node]), input_map={ref: t for ref, t in zip(node.input, values)},
+        values = [tf.placeholder(tf.float32, [None, 2]) if n.op == "_Arg" else
+                  tf.constant(tf.make_ndarray(n.attr["value"].tensor)) for n in inputs]
+        (imported,) = tf.import_graph_def(GraphDef(node=[node]),
+                                          input_map={ref: t for ref, t in zip(node.input, values)},
                                           return_elements=["out:0"], name="")
         assert imported.shape.as_list() == [None, 2]
         with tf.Session() as s:

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.framework.attr_value import from_attr_value
 from tensorweave import plugins
 from tensorweave.extension import hookimpl
+from tensorweave.framework.attr_value import from_attr_value
 from tensorweave.runtime.passes import run_pass
 from tensorweave.runtime.passes.rules import is_pure
 from tensorweave.runtime.prune import build_plan_graph

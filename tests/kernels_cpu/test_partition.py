@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.framework.attr_value import from_attr_value
 from tensorweave import plugins
 from tensorweave.extension import hookimpl
+from tensorweave.framework.attr_value import from_attr_value
 from tensorweave.runtime.device_mgr import DeviceMgr
 from tensorweave.runtime.rendezvous import LocalRendezvous, make_key, parse_key
 

@@ -26,7 +26,8 @@ def _model():
 def test_saved_model_of_tensorflow_loads_and_serves_its_outputs():
     case = CASES["saved_model"]
     with tf.Session() as sess:
-        meta = tf.saved_model.loader.load(sess, [tf.saved_model.tag_constants.SERVING], str(FILES / "encoder_saved_model"))
+        meta = tf.saved_model.loader.load(sess, [tf.saved_model.tag_constants.SERVING],
+                                          str(FILES / "encoder_saved_model"))
         signature = meta.signature_def[tf.saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY]
         assert signature.method_name == tf.saved_model.signature_constants.PREDICT_METHOD_NAME
         tokens = tf.saved_model.utils.get_tensor_from_tensor_info(signature.inputs["tokens"])

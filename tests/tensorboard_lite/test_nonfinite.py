@@ -183,8 +183,10 @@ def test_a_tensor_summary_that_cannot_be_shown_is_skipped_alone(tmp_path, caplog
             _event(w, step, 100.0 + step,
                    tagged("vector", "scalars", tensor_protos.make_tensor_proto(np.ones(3, np.float32))),
                    tagged("ragged", "histograms", tensor_protos.make_tensor_proto(np.ones(4))),
-                   tagged("words", "histograms", tensor_protos.make_tensor_proto(np.array([b"a", b"b", b"c"], dtype=object))),
-                   tagged("picture", "images", tensor_protos.make_tensor_proto(np.array([b"wide", b"2", b"png"], dtype=object))),
+                   tagged("words", "histograms",
+                          tensor_protos.make_tensor_proto(np.array([b"a", b"b", b"c"], dtype=object))),
+                   tagged("picture", "images",
+                          tensor_protos.make_tensor_proto(np.array([b"wide", b"2", b"png"], dtype=object))),
                    _scalar("loss", float(step)))
         huge = protos.TensorProto(dtype=protos.DATA_TYPES["DT_STRING"], string_val=[b"x"])
         huge.tensor_shape.dim.add(size=1 << 50)  # one string claimed to fill 2^50 elements

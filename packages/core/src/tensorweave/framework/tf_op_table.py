@@ -111,7 +111,8 @@ BY_TF_TYPE = {rule.tf_type: rule for rule in RULES}
 # on import when they hold the value given (ANY: whatever they hold).
 IGNORED_ATTRS = {
     "use_cudnn_on_gpu": ANY, "allowed_devices": ANY, "debug_name": ANY, "validate_indices": ANY,
-    "_has_manual_control_dependencies": ANY, "grad_a": ANY, "grad_b": ANY, "grad_x": ANY, "grad_y": ANY, "Truncate": False,
+    "_has_manual_control_dependencies": ANY, "grad_a": ANY, "grad_b": ANY, "grad_x": ANY, "grad_y": ANY,
+    "Truncate": False,
     "half_pixel_centers": False, "explicit_paddings": [], "batch_dims": 0, "incompatible_shape_error": True,
     "validate_shape": False, "allow_missing_files": False,
 }

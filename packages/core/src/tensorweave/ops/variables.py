@@ -15,7 +15,6 @@ from tensorweave.framework import graph as graph_mod, tensor_shape
 from tensorweave.framework.default_session import get_default_session_or_raise
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor, register_tensor_conversion_function
 from tensorweave.ops import (
     array_ops, comparison_ops, concat_split_ops, cond as cond_ops, control_flow_ops, mask_ops, slicing_ops, state_ops,
@@ -121,29 +120,9 @@ class Variable:
         return value_shape
 
     def _init_from_proto(self, variable_def, import_scope=None):
-        """The variable a meta graph's VariableDef describes, over ops already in the default graph (a TF
-        reference variable imported as a resource variable: its handle is the op of ``variable_name``)."""
-        graph = graph_mod.get_default_graph()
-
-        def element(name):
-            return graph.as_graph_element(f"{import_scope}/{name}" if import_scope else name) if name else None
-        handle = element(variable_def.variable_name)
-        if handle.dtype is not dtypes.resource:
-            raise ValueError(f"VariableDef {variable_def.variable_name!r} names a {handle.dtype.name} tensor, not a "
-                             f"variable handle")
-        snapshot = element(variable_def.snapshot_name)
-        dtype = handle.op.get_attr("dtype")
-        self._setup(handle, dtype, handle.op.get_attr("shape"), None)
-        self._graph_element = snapshot if snapshot is not None and snapshot.dtype is dtype else self._read()
-        self._initial_value = element(variable_def.initial_value_name)
-        self._initializer_op = element(variable_def.initializer_name)
-        self._trainable = variable_def.trainable
-        self._constraint = None
-        if variable_def.HasField("save_slice_info_def"):
-            info = variable_def.save_slice_info_def
-            prefix = f"{import_scope}/" if import_scope else ""
-            self._save_slice_info = SaveSliceInfo(prefix + info.full_name, info.full_shape, info.var_offset,
-                                                  info.var_shape)
+        """The variable a meta graph's VariableDef describes, over ops already in the default graph."""
+        from tensorweave.ops import variable_proto
+        variable_proto.init_from_proto(self, variable_def, import_scope)
 
     @staticmethod
     def from_proto(variable_def, import_scope=None):
@@ -151,28 +130,8 @@ class Variable:
 
     def to_proto(self, export_scope=None):
         """This variable as TF's VariableDef (None when it lies outside ``export_scope``)."""
-        from tensorweave.protos.meta_graph import VariableDef
-
-        def strip(name):
-            if not export_scope:
-                return name
-            return name[len(export_scope) + 1:] if name.startswith(export_scope + "/") else None
-        if strip(self._handle.name) is None:
-            return None
-        out = VariableDef(variable_name=strip(self._handle.name), is_resource=True, trainable=self._trainable)
-        if self._initializer_op is not None:
-            out.initializer_name = strip(self._initializer_op.name) or ""
-        if self._graph_element is not None:
-            out.snapshot_name = strip(self._graph_element.name) or ""
-        if isinstance(self._initial_value, Tensor):
-            out.initial_value_name = strip(self._initial_value.name) or ""
-        info = self._save_slice_info
-        if info is not None:
-            out.save_slice_info_def.full_name = strip(info.full_name) or info.full_name
-            out.save_slice_info_def.full_shape.extend(info.full_shape)
-            out.save_slice_info_def.var_offset.extend(info.var_offset)
-            out.save_slice_info_def.var_shape.extend(info.var_shape)
-        return out
+        from tensorweave.ops import variable_proto
+        return variable_proto.to_proto(self, export_scope)
 
     def _setup(self, handle, dtype, shape, graph_element):
         self._handle = handle

@@ -1,5 +1,6 @@
-"""TensorFlow's graph-export protos (core/framework/op_def.proto, core/protobuf/meta_graph.proto,
-saver.proto, saved_model.proto, variable.proto, queue_runner.proto): what a ``.meta`` file and a SavedModel's ``saved_model.pb`` hold.
+"""TensorFlow's graph-export protos (core/framework/op_def.proto, variable.proto, core/protobuf/meta_graph.proto,
+saver.proto, saved_model.proto, queue_runner.proto): what a ``.meta`` file and a SavedModel's ``saved_model.pb``
+hold.
 
 ``OpDef`` is here because a MetaGraphDef carries the ops its graph uses (``stripped_op_list``), with the attr
 defaults a graph written with ``strip_default_attrs`` leaves out. ``Any`` payloads (``any_info``, ``AnyList``)
