@@ -95,6 +95,11 @@ def test_an_attr_tensorweave_cannot_honour_is_refused_by_name():
     node.attr["precision_mode"].s = b"fast"
     with pytest.raises(ValueError, match=r"node 'm' \(MatMul\).*precision_mode='fast'"):
         tf.import_graph_def(graph_def)
+    producer = tf.MetaGraphDef().meta_info_def.stripped_op_list
+    attr = producer.op.add(name="MatMul").attr.add(name="precision_mode", type="string")
+    attr.default_value.s = b"fast"  # the writer's OpDef says it is the default: dropping it changes nothing
+    (m,) = tf.import_graph_def(graph_def, return_elements=["m"], producer_op_list=producer)
+    assert m.type == "MatMul" and "precision_mode" not in m.node_def.attr
 
 
 def test_graph_def_round_trip_keeps_types_shapes_attrs_and_control_inputs():

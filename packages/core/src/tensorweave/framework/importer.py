@@ -112,8 +112,8 @@ class _Context:
     def _attrs(self, node, rule, op_def):
         kinds = {} if op_def is None else {a.name: a.kind for a in op_def.attrs.values()}
         attrs, refused = {}, []
-        for key, proto in node.attr.items():
-            key = rule.renames.get(key, key) if rule is not None else key
+        for tf_key, proto in node.attr.items():
+            key = rule.renames.get(tf_key, tf_key) if rule is not None else tf_key
             if key is None:
                 continue
             value = from_attr_value(proto, kinds.get(key))
@@ -124,7 +124,7 @@ class _Context:
                     attrs[key] = value
             elif op_def is None or key in kinds:
                 attrs[key] = value
-            elif not (tf_op_table.is_ignored(key, value) or self.tf_defaults.get((node.op, key), _UNSET) == value):
+            elif not (tf_op_table.is_ignored(key, value) or self.tf_defaults.get((node.op, tf_key)) == proto):
                 refused.append(f"{key}={value!r}")
         for (op_type, key), value in self.tf_defaults.items():  # stripped attrs: TF's default, if Tensorweave has it
             if op_type == node.op and key in kinds and key not in attrs:
@@ -166,8 +166,6 @@ class _Context:
                 if t.shape.is_compatible_with(s):
                     t.set_shape(s)
 
-
-_UNSET = object()
 
 
 def _group(op_def, flat, attrs):
