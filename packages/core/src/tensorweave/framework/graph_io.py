@@ -7,7 +7,7 @@ JSON form earlier Tensorweave versions wrote.
 
 from google.protobuf import message, text_format
 
-from tensorweave.framework import tf_op_table
+from tensorweave.framework import graph_json, tf_op_table
 from tensorweave.framework.attr_value import to_attr_value
 from tensorweave.protos.framework import AttrValue, GraphDef, NodeDef
 
@@ -62,7 +62,6 @@ def graph_to_graph_def(graph, add_shapes=False, strict=False):
 
 def parse_graph_def(data, what="GraphDef"):
     """A GraphDef from serialized ``data``: TF's binary or text form, or an earlier Tensorweave's JSON."""
-    from tensorweave.framework import graph_json
     if isinstance(data, str):
         data = data.encode("utf-8")
     if graph_json.is_json(data):

@@ -12,7 +12,6 @@ from tensorweave.protos.meta_graph import VariableDef
 
 def init_from_proto(var, variable_def, import_scope=None):
     """Sets up Variable ``var`` over the ops of the default graph that ``variable_def`` names."""
-    from tensorweave.ops.variables import SaveSliceInfo
     graph = graph_mod.get_default_graph()
 
     def element(name):
@@ -32,7 +31,7 @@ def init_from_proto(var, variable_def, import_scope=None):
     if variable_def.HasField("save_slice_info_def"):
         info = variable_def.save_slice_info_def
         prefix = f"{import_scope}/" if import_scope else ""
-        var._save_slice_info = SaveSliceInfo(prefix + info.full_name, info.full_shape, info.var_offset,
+        var._save_slice_info = type(var).SaveSliceInfo(prefix + info.full_name, info.full_shape, info.var_offset,
                                              info.var_shape)
 
 

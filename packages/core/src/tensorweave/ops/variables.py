@@ -18,6 +18,7 @@ from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor_conversion import convert_to_tensor, register_tensor_conversion_function
 from tensorweave.ops import (
     array_ops, comparison_ops, concat_split_ops, cond as cond_ops, control_flow_ops, mask_ops, slicing_ops, state_ops,
+    variable_proto,
 )
 from tensorweave.ops.tensor_operators import attach_operators
 
@@ -121,7 +122,6 @@ class Variable:
 
     def _init_from_proto(self, variable_def, import_scope=None):
         """The variable a meta graph's VariableDef describes, over ops already in the default graph."""
-        from tensorweave.ops import variable_proto
         variable_proto.init_from_proto(self, variable_def, import_scope)
 
     @staticmethod
@@ -130,7 +130,6 @@ class Variable:
 
     def to_proto(self, export_scope=None):
         """This variable as TF's VariableDef (None when it lies outside ``export_scope``)."""
-        from tensorweave.ops import variable_proto
         return variable_proto.to_proto(self, export_scope)
 
     def _setup(self, handle, dtype, shape, graph_element):

@@ -16,6 +16,8 @@ from tensorweave.protos.meta_graph import AssetFileDef, SavedModel, SaverDef
 from tensorweave.saved_model import constants
 from tensorweave.saved_model.signature_def_utils import build_signature_def
 from tensorweave.saved_model.utils import build_tensor_info
+from tensorweave.train.meta_graph import export_meta_graph
+from tensorweave.train.saver import Saver
 
 __all__ = ["SavedModelBuilder"]
 
@@ -68,12 +70,10 @@ class SavedModelBuilder:
 
     @staticmethod
     def _default_saver():
-        from tensorweave.train.saver import Saver
         return Saver(sharded=True, write_version=SaverDef.V2, allow_empty=True, checkpoint_format="tensorflow")
 
     def _add_meta_graph(self, graph, tags, signature_def_map, assets_collection, main_op, clear_devices,
                         strip_default_attrs, saver, sess):
-        from tensorweave.train.meta_graph import export_meta_graph
         signature_def_map = dict(signature_def_map or {})
         for key, signature in signature_def_map.items():
             _check_signature(graph, key, signature)

@@ -7,6 +7,7 @@ from google.protobuf import message, text_format
 from tensorweave import errors
 from tensorweave.protos.meta_graph import SavedModel
 from tensorweave.saved_model import constants
+from tensorweave.train.saver import import_meta_graph
 
 __all__ = ["contains_saved_model", "load", "maybe_saved_model_directory"]
 
@@ -60,7 +61,6 @@ def _meta_graph_for(saved_model, tags, export_dir):
 def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
     """Imports the meta graph tagged ``tags`` into ``sess.graph``, restores its variables, runs its main op
     (with its assets' paths fed); returns the MetaGraphDef (its ``signature_def`` names the tensors to run)."""
-    from tensorweave.train.saver import import_meta_graph
     export_dir = os.fspath(export_dir)
     meta = _meta_graph_for(read_saved_model(export_dir), tags, export_dir)
     with sess.graph.as_default():

@@ -4,12 +4,12 @@ MetaGraphDef proto, so a checkpoint can be restored into a program that did not 
 
 ``read_meta_graph_file`` also reads the JSON meta graphs earlier Tensorweave versions wrote."""
 
+import importlib.metadata
 import json
 import os
 
 from google.protobuf import text_format
 
-from tensorweave import __version__
 from tensorweave.formats import checkpoint_format
 from tensorweave.framework import graph as graph_mod, graph_json
 from tensorweave.framework.apply_op import get_op_def
@@ -22,6 +22,13 @@ __all__ = ["CollectionDef", "MetaGraphDef", "SaverDef", "export_meta_graph", "re
 
 LEGACY_FORMAT = "tensorweave-metagraph/1"
 TENSORFLOW_VERSION = "1.15.5"  # the TF1 whose API Tensorweave follows, recorded as the writer's version
+
+
+def _writer():
+    try:
+        return f"tensorweave-{importlib.metadata.version('tensorweave-core')}"
+    except importlib.metadata.PackageNotFoundError:
+        return "tensorweave"
 
 
 def _op_def_proto(op_def):
@@ -91,7 +98,7 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     info = meta.meta_info_def
     info.stripped_op_list.CopyFrom(stripped_op_list(meta.graph_def))
     info.tensorflow_version = info.tensorflow_version or TENSORFLOW_VERSION
-    info.tensorflow_git_version = info.tensorflow_git_version or f"tensorweave-{__version__}"
+    info.tensorflow_git_version = info.tensorflow_git_version or _writer()
     if strip_default_attrs:
         _strip_default_attrs(meta.graph_def)
         info.stripped_default_attrs = True

@@ -7,6 +7,7 @@ import logging
 
 from tensorweave.framework.operation import Operation
 from tensorweave.framework.tensor import Tensor
+from tensorweave.ops.variables import Variable
 from tensorweave.protos.meta_graph import CollectionDef, VariableDef
 
 _log = logging.getLogger("tensorflow")
@@ -83,7 +84,6 @@ def restore_collections(meta_graph_def, graph, import_scope=None):
 
 
 def _variable(variables, variable_def, import_scope):
-    from tensorweave.ops.variables import Variable
     if variable_def.variable_name not in variables:
         variables[variable_def.variable_name] = Variable.from_proto(variable_def, import_scope)
     return variables[variable_def.variable_name]
