@@ -39,6 +39,18 @@ def test_text_graph_def_with_reference_variables_runs_after_its_init_op():
     _close(got, CASES["tiny"]["y"])
 
 
+@pytest.mark.parametrize("n", ["0", "3", "5"])
+def test_tensorflows_while_loop_and_cond_run_here(n):
+    """Control flow v1 as real TF writes it: Enter/Merge/Switch/NextIteration/Exit/LoopCond, and a cond."""
+    graph_def = tf.GraphDef.FromString((FILES / "control_flow.pb").read_bytes())
+    assert {"Enter", "Merge", "Switch", "NextIteration", "Exit", "LoopCond"} <= {n.op for n in graph_def.node}
+    tf.import_graph_def(graph_def, name="")
+    case = CASES["control_flow"]
+    with tf.Session() as sess:
+        got = sess.run("out:0", {"x:0": case["x"], "n:0": int(n)})
+    _close(got, case["out_by_n"][n])
+
+
 def test_meta_graph_of_tensorflow_restores_its_checkpoint_and_collections():
     saver = tf.train.import_meta_graph(str(FILES / "encoder" / "model.ckpt-3.meta"))
     variables = tf.global_variables()

@@ -16,15 +16,14 @@ ANY = object()  # an ignored attr whatever its value
 class Rule:
     """One TF op type: the Tensorweave op it becomes, attr renames, and a builder when it is not one op."""
 
-    __slots__ = ("tf_type", "tw_type", "renames", "build", "ref_inputs", "reads_back")
+    __slots__ = ("tf_type", "tw_type", "renames", "build", "ref_inputs")
 
-    def __init__(self, tf_type, tw_type=None, renames=None, build=None, ref_inputs=(), reads_back=False):
+    def __init__(self, tf_type, tw_type=None, renames=None, build=None, ref_inputs=()):
         self.tf_type = tf_type
         self.tw_type = tw_type
         self.renames = dict(renames or {})
         self.build = build
         self.ref_inputs = tuple(ref_inputs)  # inputs that are TF reference variables: a handle is passed instead
-        self.reads_back = reads_back  # TF's op outputs the updated variable: a read of it stands for that
 
 
 def alias(tf_type, tw_type, **renames):
@@ -32,8 +31,9 @@ def alias(tf_type, tw_type, **renames):
 
 
 def ref_update(tf_type, tw_type, ref_inputs=(0,), **renames):
-    """A TF op updating reference variables in place, run as the resource op updating their handles."""
-    return Rule(tf_type, tw_type, renames, ref_inputs=ref_inputs, reads_back=True)
+    """A TF op updating reference variables in place, run as the resource op updating their handles (the
+    importer adds a read after it where TF's op outputs the updated variable)."""
+    return Rule(tf_type, tw_type, renames, ref_inputs=ref_inputs)
 
 
 def built(tf_type, build):
