@@ -75,7 +75,9 @@ def test_builder_with_two_tag_sets_text_form_main_op_and_assets(tmp_path):
             main_op=main_op)
     with pytest.raises(AssertionError, match="already been saved"):
         builder.add_meta_graph_and_variables(sess, ["train"])
-    builder.add_meta_graph(["train", "gpu"])
+    builder.add_meta_graph(["train", "gpu"], main_op=main_op)  # the same main op again: one in the collection
+    with pytest.raises(ValueError, match="already has main op"):
+        builder.add_meta_graph(["eval"], main_op=tf.no_op(name="another"))
     assert builder.save(as_text=True).endswith("saved_model.pbtxt")
     assert (tmp_path / "export" / "assets" / "vocab.txt").read_text() == "a\nb\n"
     with tf.Graph().as_default(), tf.Session() as sess:
@@ -86,6 +88,7 @@ def test_builder_with_two_tag_sets_text_form_main_op_and_assets(tmp_path):
     with tf.Graph().as_default(), tf.Session() as sess:
         tf.saved_model.loader.load(sess, ["gpu", "train"], str(tmp_path / "export"))
         np.testing.assert_allclose(sess.run("y:0", {"x:0": [[0.5, 0.5]]}), expected, rtol=1e-6)
+        assert sess.run(tf.local_variables()[0]) == 5
         with pytest.raises(RuntimeError, match=r"could not be found.*\[\['serve'\], \['train', 'gpu'\]\]"):
             tf.saved_model.loader.load(sess, ["eval"], str(tmp_path / "export"))
 

@@ -79,9 +79,13 @@ class SavedModelBuilder:
             _check_signature(graph, key, signature)
         asset_files = self._add_assets(graph, assets_collection, sess)
         if main_op is not None:
-            if graph.get_collection(constants.MAIN_OP_KEY):
-                raise ValueError(f"the graph already has a main op in collection {constants.MAIN_OP_KEY!r}")
-            graph.add_to_collection(constants.MAIN_OP_KEY, getattr(main_op, "op", main_op))
+            main_op = getattr(main_op, "op", main_op)
+            present = graph.get_collection(constants.MAIN_OP_KEY)
+            if present and present != [main_op]:
+                raise ValueError(f"the graph already has main op {present[0].name!r} (collection "
+                                 f"{constants.MAIN_OP_KEY!r}); a SavedModel loader runs exactly one")
+            if not present:
+                graph.add_to_collection(constants.MAIN_OP_KEY, main_op)
         saver.build()
         meta = export_meta_graph(graph=graph, saver_def=saver.saver_def, clear_devices=clear_devices,
                                  strip_default_attrs=strip_default_attrs)
