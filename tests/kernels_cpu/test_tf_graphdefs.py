@@ -163,6 +163,22 @@ def test_old_json_graph_def_and_meta_graph_still_load(tmp_path):
         np.testing.assert_array_equal(sess.run(v), [1.0, 2.0])
 
 
+def test_old_json_merge_of_n_prefixes_becomes_tfs_vector_form():
+    def const(name, text):
+        data = {"dtype": "string", "shape": [], "strings": [text]}
+        return {"name": name, "op": "Const", "input": [], "attr": {"dtype": {"type": "string"},
+                                                                   "value": {"tensor": data}}}
+    merge = {"name": "merge", "op": "MergeV2Checkpoints", "input": ["a", "b", "dest", "^a"],
+             "attr": {"N": {"v": 2}, "delete_old_dirs": {"v": True}}}
+    old = {"format": "tensorweave.GraphDef/1", "node": [const("a", "p0"), const("b", "p1"), const("dest", "d"), merge]}
+    (op,) = tf.import_graph_def(json.dumps(old), return_elements=["merge"], name="")
+    prefixes, destination = op.inputs
+    assert prefixes.op.type == "Pack" and [t.op.name for t in prefixes.op.inputs] == ["a", "b"]
+    assert destination.op.name == "dest" and [c.name for c in op.control_inputs] == ["a"]
+    with tf.Session() as sess:
+        assert list(sess.run(prefixes)) == [b"p0", b"p1"]
+
+
 def test_write_graph_is_atomic_text_or_binary(tmp_path, monkeypatch):
     tf.constant(1.0, name="c")
     text_path = tf.train.write_graph(tf.get_default_graph(), str(tmp_path / "logs"), "g.pbtxt")

@@ -49,7 +49,24 @@ def graph_def_from_doc(doc):
         node.input.extend(n["input"])
         for key, value in n.get("attr", {}).items():
             node.attr[key].CopyFrom(to_attr_value(_value(value)))
+        if node.op == "MergeV2Checkpoints" and "N" in node.attr:
+            _pack_merge_prefixes(out, node)
     return out
+
+
+def _pack_merge_prefixes(graph_def, node):
+    """Earlier versions' MergeV2Checkpoints took N prefixes; TF's (and now Tensorweave's) takes one vector."""
+    count = node.attr["N"].i
+    del node.attr["N"]
+    data = [i for i in node.input if not i.startswith("^")]
+    controls = [i for i in node.input if i.startswith("^")]
+    pack = graph_def.node.add(name=f"{node.name}/checkpoint_prefixes", op="Pack", device=node.device)
+    pack.input.extend(data[:count])
+    pack.attr["N"].i = count
+    pack.attr["T"].type = dtypes.string.as_datatype_enum
+    pack.attr["axis"].i = 0
+    del node.input[:]
+    node.input.extend([pack.name, *data[count:], *controls])
 
 
 def graph_def_from_json(data):
