@@ -70,15 +70,23 @@ def parse_graph_def(data, what="GraphDef"):
 
 
 def parse_proto(proto, data, what):
-    """Fills ``proto`` from binary or text ``data``; a ValueError names ``what`` when neither parses."""
-    try:
-        proto.ParseFromString(data)
-        return proto
-    except message.DecodeError:
-        pass
+    """Fills ``proto`` from binary or text ``data``; a ValueError names ``what`` when neither parses.
+
+    Text starts with a field name or a comment; binary with a tag byte, which is never a letter for these
+    messages (field numbers below 8), so a text file is not mistaken for binary with unknown fields."""
+    head = data.lstrip()[:1]
+    if not (head.isalpha() or head == b"#"):
+        try:
+            proto.ParseFromString(data)
+            return proto
+        except message.DecodeError as e:
+            error = e
+    else:
+        error = None
     proto.Clear()
     try:
         text_format.Merge(data.decode("utf-8"), proto)
         return proto
     except (UnicodeDecodeError, text_format.ParseError) as e:
-        raise ValueError(f"{what} is neither TensorFlow's binary nor its text form: {e}") from None
+        raise ValueError(f"{what} is neither TensorFlow's binary form ({error or 'starts as text'}) nor its text "
+                         f"form: {e}") from None
