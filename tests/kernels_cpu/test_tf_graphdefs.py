@@ -263,3 +263,23 @@ def test_real_tensorflow_imports_what_tensorweave_wrote(tmp_path):
     np.testing.assert_allclose(got["frozen"], expected, rtol=1e-6)
     assert got["trainable"] == ["table/part_0:0", "table/part_1:0", "w:0"]
     assert "MpiAllReduce" in got["own_op"] and "not registered" in got["own_op"].lower()
+
+
+def test_queue_runners_travel_with_the_meta_graph(tmp_path):
+    queue = tf.FIFOQueue(10, [tf.float32], shapes=[[]], name="numbers")
+    counter = tf.Variable(0.0, name="counter")
+    enqueue = queue.enqueue([tf.assign_add(counter, 1.0)])
+    tf.train.add_queue_runner(tf.train.QueueRunner(queue, [enqueue]))
+    tf.train.export_meta_graph(str(tmp_path / "q.meta"))
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(str(tmp_path / "q.meta"))
+        (runner,) = tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS)
+        assert runner.queue.name == "numbers" and runner.queue_closed_exception_types == (tf.errors.OutOfRangeError,)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess, coord)
+            got = [sess.run(runner.queue.dequeue()) for _ in range(3)]
+            coord.request_stop()
+            coord.join(threads)
+    assert got == [1.0, 2.0, 3.0]

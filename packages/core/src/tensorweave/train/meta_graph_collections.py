@@ -1,14 +1,14 @@
 """A graph's collections as a MetaGraphDef's CollectionDefs and back, as TF1 writes them: tensors and ops by
 name (node_list), variables as VariableDef protos and queue runners as QueueRunnerDef protos (bytes_list),
-numbers and strings as values. Items of any other kind are left out, as TF1 leaves them out (with a warning);
-queue runners are not rebuilt from a meta graph (build the input pipeline again)."""
+numbers and strings as values. Items of any other kind are left out, as TF1 leaves them out (with a warning)."""
 
 import logging
 
 from tensorweave.framework.operation import Operation
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.variables import Variable
-from tensorweave.protos.meta_graph import CollectionDef, VariableDef
+from tensorweave.protos.meta_graph import CollectionDef, QueueRunnerDef, VariableDef
+from tensorweave.train.queue_runner import QueueRunner
 
 _log = logging.getLogger("tensorflow")
 
@@ -71,8 +71,7 @@ def restore_collections(meta_graph_def, graph, import_scope=None):
         elif kind == "bytes_list" and key in VARIABLE_KEYS:
             items = [_variable(variables, VariableDef.FromString(b), import_scope) for b in col.bytes_list.value]
         elif kind == "bytes_list" and key in QUEUE_RUNNER_KEYS:
-            _log.warning("the meta graph's queue runners are not restored: build the input pipeline again")
-            continue
+            items = [QueueRunner.from_proto(QueueRunnerDef.FromString(b), import_scope) for b in col.bytes_list.value]
         elif kind == "bytes_list":
             items = [_text(b) for b in col.bytes_list.value]
         elif kind is not None:
