@@ -87,18 +87,22 @@ def assert_matches(got, want, where="", rtol=2e-5, atol=2e-6):
 
 def tf_python():
     """An interpreter with real TensorFlow ($TENSORWEAVE_TF_PYTHON or /work/tf-venv/bin/python), or None: tests
-    that hand files to TensorFlow skip without one (TensorFlow is never a dependency of the tests)."""
+    of round trips through TensorFlow skip without one (TensorFlow is never a dependency of the tests)."""
     for candidate in (os.environ.get("TENSORWEAVE_TF_PYTHON"), "/work/tf-venv/bin/python"):
         if candidate and os.path.isfile(candidate):
             return candidate
     return None
 
 
-NO_TF_REASON = "no interpreter with TensorFlow: set TENSORWEAVE_TF_PYTHON to one (TensorFlow is never a dependency " \
-               "of Tensorweave's tests)"
+NO_TF_REASON = ("no interpreter with TensorFlow: set TENSORWEAVE_TF_PYTHON to one (TensorFlow is never a "
+                "dependency of Tensorweave's tests)")
 
 
-def run_in_tf(source, *args):
-    """Runs ``source`` with real TensorFlow (CPU only, quiet) and returns the completed process."""
-    return subprocess.run([tf_python(), "-c", source, *map(str, args)], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"})
+def run_in_tf(script, *args, timeout=300):
+    """Runs ``script`` (Python source) with real TensorFlow; returns the last line it printed, parsed as JSON."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.run([tf_python(), "-c", script, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+    if proc.returncode != 0:
+        raise AssertionError(f"TensorFlow failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -357,7 +357,8 @@ class Graph:
         self._collections.pop(name, None)
 
     # ---- serialization -------------------------------------------------------------------
-    def as_graph_def(self, add_shapes=False):
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        """The graph as TF's GraphDef proto (``from_version`` is accepted as TF1 does; every op is written)."""
         return graph_to_graph_def(self, add_shapes=add_shapes)
 
     def __repr__(self):

@@ -3,7 +3,6 @@
 and ``tf.sets.size`` (SetSize) of a SparseTensor. None is differentiable. ``tf.setdiff1d`` of vectors is in
 mask_ops."""
 
-from tensorweave import dtypes
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList

@@ -24,6 +24,7 @@ _VIEWS = {
     "framework.errors_impl": ("only", "tensorweave.errors"),
     "framework.tensor_shape": ("only", "tensorweave.framework.tensor_shape"),
     "framework.tensor_util": ("tensorweave.framework.tensor_util",),
+    "framework.graph_util": ("only", "tensorweave.framework.graph_util"),
     "framework.constant_op": (),
     "framework.sparse_tensor": ("tensorweave.framework.sparse_tensor",),
     "framework.random_seed": ("tensorweave.framework.random_seed",),

@@ -56,9 +56,11 @@ def _restore(prefix, tensor_names, shape_and_slices, *, dtypes, shapes):
 
 
 @KERNELS.register("MergeV2Checkpoints")
-def _merge(*prefixes, delete_old_dirs):
-    *parts, destination = prefixes
-    checkpoint_format.merge_checkpoints([_text(p) for p in parts], _text(destination), delete_old_dirs)
+def _merge(prefixes, destination, *, delete_old_dirs, allow_missing_files):
+    parts = [_text(p) for p in np.asarray(prefixes, dtype=object).reshape(-1)]
+    if allow_missing_files:
+        parts = [p for p in parts if checkpoint_format.exists(p)]
+    checkpoint_format.merge_checkpoints(parts, _text(destination), delete_old_dirs)
 
 
 @KERNELS.register("ShardedFilename")
