@@ -103,6 +103,7 @@ from tensorweave import (  # noqa: E402,F401
 from tensorweave import app, examples, flags, gfile, io, logging, python_io  # noqa: E402,F401
 from tensorweave.logging import get_logger  # noqa: E402,F401
 from tensorweave import metrics  # noqa: E402,F401
+from tensorweave import estimator  # noqa: E402,F401 - above train, metrics and data
 
 from tensorweave import contrib  # noqa: E402,F401 - TF1's contrib: only the pieces programs still import
 

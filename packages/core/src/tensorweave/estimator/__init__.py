@@ -1,0 +1,14 @@
+"""``tf.estimator``: TF 1.15's high-level training API (Estimator, EstimatorSpec, RunConfig, train_and_evaluate,
+input_fns over numpy/pandas, SavedModel export) on Tensorweave's monitored sessions and hooks."""
+
+from tensorweave.estimator import export, inputs  # noqa: F401
+from tensorweave.estimator.estimator import Estimator, VocabInfo, WarmStartSettings  # noqa: F401
+from tensorweave.estimator.export.exporter import Exporter, FinalExporter, LatestExporter  # noqa: F401
+from tensorweave.estimator.model_fn import EstimatorSpec, ModeKeys  # noqa: F401
+from tensorweave.estimator.run_config import RunConfig  # noqa: F401
+from tensorweave.estimator.training import EvalSpec, TrainSpec, train_and_evaluate  # noqa: F401
+from tensorweave.train.basic_session_run_hooks import (  # noqa: F401 - TF 1.15 exports these here too
+    CheckpointSaverHook, CheckpointSaverListener, FeedFnHook, FinalOpsHook, GlobalStepWaiterHook, LoggingTensorHook,
+    NanLossDuringTrainingError, NanTensorHook, StepCounterHook, StopAtStepHook,
+)
+from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues  # noqa: F401,E501
