@@ -94,7 +94,7 @@ def _validate_loss(loss, mode):
     if shape.num_elements() not in (None, 1):
         raise ValueError(f"Loss must be scalar, given: {loss}")
     if not shape.is_compatible_with(TensorShape([])):
-        from tensorweave.ops.array_ops import reshape
+        from tensorweave.ops.shape_ops import reshape
         loss = reshape(loss, [])
     return loss
 

@@ -194,7 +194,10 @@ class StepCounterHook(SessionRunHook):
         return SessionRunArgs(self._global_step)
 
     def after_run(self, run_context, run_values):
-        step = int(run_values.results)
+        # the step fetched is the one before this run's increment; like TF, read the real one only when due
+        if not self._timer.should_trigger_for_step(int(run_values.results) + 1):
+            return
+        step = int(run_context.session.run(self._global_step))
         if self._timer.should_trigger_for_step(step):
             secs, steps = self._timer.update_last_triggered_step(step)
             if secs:
