@@ -11,4 +11,6 @@ from tensorweave.train.basic_session_run_hooks import (  # noqa: F401 - TF 1.15 
     CheckpointSaverHook, CheckpointSaverListener, FeedFnHook, FinalOpsHook, GlobalStepWaiterHook, LoggingTensorHook,
     NanLossDuringTrainingError, NanTensorHook, StepCounterHook, StopAtStepHook,
 )
-from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues  # noqa: F401,E501
+from tensorweave.train.session_run_hook import (  # noqa: F401
+    SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues,
+)

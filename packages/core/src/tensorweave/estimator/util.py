@@ -35,10 +35,10 @@ def verify_model_fn_args(model_fn, params, log):
         raise ValueError(f"model_fn ({model_fn}) has following not expected args: {unexpected}")
 
 
-def call_with_known_args(fn, available, required=()):
+def call_with_known_args(fn, available):
     """Calls ``fn`` with those of ``available`` (name -> value) its signature names."""
     names = fn_args(fn)
-    return fn(**{k: v for k, v in available.items() if k in names or k in required})
+    return fn(**{k: v for k, v in available.items() if k in names})
 
 
 class DatasetInitializerHook(SessionRunHook):
