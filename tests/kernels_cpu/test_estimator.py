@@ -55,7 +55,7 @@ def test_estimator_spec_errors_are_tfs():
     other = tf.Graph()
     with other.as_default():
         foreign = tf.constant(2.0)
-    with pytest.raises(ValueError, match="loss must be from the default graph"):
+    with pytest.raises(ValueError, match='loss with "Const(_[0-9]+)?:0" must be from the default graph'):
         tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.EVAL, loss=foreign)
 
 
@@ -76,16 +76,20 @@ def test_run_config_defaults_checks_and_replace():
     assert (config.save_checkpoints_secs, config.save_checkpoints_steps) == (600, None)
     assert (config.save_summary_steps, config.keep_checkpoint_max, config.log_step_count_steps) == (100, 5, 100)
     assert config.is_chief and config.task_type == "worker" and config.num_worker_replicas == 1
-    with pytest.raises(ValueError, match="Can not provide both save_checkpoints_steps and save_checkpoints_secs."):
+    with pytest.raises(ValueError, match="`save_checkpoints_steps` and `save_checkpoints_secs` cannot be both set."):
         tf.estimator.RunConfig(save_checkpoints_steps=10, save_checkpoints_secs=10)
     with pytest.raises(ValueError, match="save_summary_steps should be >= 0"):
         tf.estimator.RunConfig(save_summary_steps=-1)
     with pytest.raises(ValueError, match="session_config must be instance of ConfigProto"):
         tf.estimator.RunConfig(session_config={})
+    with pytest.raises(ValueError, match="log_step_count_steps should be > 0"):
+        tf.estimator.RunConfig(log_step_count_steps=0)
+    with pytest.raises(ValueError, match="save_checkpoints_steps should be >= 0"):
+        config.replace(save_checkpoints_steps=-3)
     steps = config.replace(save_checkpoints_steps=7, tf_random_seed=4)
     assert (steps.save_checkpoints_steps, steps.save_checkpoints_secs, steps.tf_random_seed) == (7, None, 4)
     assert config.save_checkpoints_secs == 600  # replace copies
-    with pytest.raises(ValueError, match="is_chief is not supported by RunConfig.replace"):
+    with pytest.raises(ValueError, match="Replacing is_chief is not supported. Allowed properties are"):
         config.replace(is_chief=False)
 
 
@@ -167,6 +171,8 @@ def test_train_until_input_ends_with_tensor_input_fn_and_listeners(tmp_path):
                                                                 save_checkpoints_secs=None))
     with pytest.raises(ValueError, match="There should be a CheckpointSaverHook to use saving_listeners"):
         est2.train(input_fn, saving_listeners=[Listener()])
+    with pytest.raises(TypeError, match="saving_listeners must be a list of CheckpointSaverListener, given: 3"):
+        est2.train(input_fn, saving_listeners=[3])
 
 
 def test_input_fn_and_model_fn_get_params_mode_and_config(tmp_path):

@@ -175,7 +175,7 @@ class Estimator:
         hooks = util.check_hooks_type(hooks)
         if steps is not None or max_steps is not None:
             hooks.append(hooks_lib.StopAtStepHook(num_steps=steps, last_step=max_steps))
-        saving_listeners = list(saving_listeners or [])
+        saving_listeners = util.check_listeners_type(saving_listeners)
         graph, global_step = self._new_graph()
         with graph.as_default():
             features, labels, input_hooks = self._get_features_and_labels_from_input_fn(input_fn, ModeKeys.TRAIN)

@@ -54,12 +54,15 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
         return EstimatorSpec(**dict(self._asdict(), **kwds))
 
 
-def _check_in_default_graph(x, name):
+def _check_in_default_graph(x, what, label=None):
+    """TF's message for a tensor or op of another graph (built outside model_fn, or by an earlier call)."""
     graph = getattr(x, "graph", None)
     if graph is not None and graph is not graph_mod.get_default_graph():
-        raise ValueError(f"{name} must be from the default graph. Possible causes of this error are: 1) {name} was "
-                         f"created outside the context of the default graph. 2) The object passed through to "
-                         f"EstimatorSpec was not created in the most recent call to \"model_fn\".")
+        label = label or getattr(x, "name", x)
+        raise ValueError(f'{what} with "{label}" must be from the default graph. Possible causes of this error '
+                         f'include: \n\n1) {what} was created outside the context of the default graph.\n\n2) The '
+                         f'object passed through to EstimatorSpec was not created in the most recent call to '
+                         f'"model_fn".')
 
 
 def _check_is_tensor(x, name):
@@ -67,7 +70,6 @@ def _check_is_tensor(x, name):
         x = x.value()  # a Variable stands for its value, as TF converts it
     if not isinstance(x, Tensor):
         raise TypeError(f"{name} must be Tensor, given: {x}")
-    _check_in_default_graph(x, name)
     return x
 
 
@@ -90,6 +92,7 @@ def _validate_loss(loss, mode):
             raise ValueError("Missing loss.")
         return None
     loss = _check_is_tensor(loss, "loss")
+    _check_in_default_graph(loss, "loss")
     shape = loss.get_shape()
     if shape.num_elements() not in (None, 1):
         raise ValueError(f"Loss must be scalar, given: {loss}")
@@ -105,8 +108,13 @@ def _validate_predictions(predictions, mode):
             raise ValueError("Missing predictions.")
         return {}
     if isinstance(predictions, dict):
-        return {k: _check_is_tensor(v, f"predictions[{k}]") for k, v in predictions.items()}
-    return _check_is_tensor(predictions, "predictions")
+        predictions = {k: _check_is_tensor(v, f"predictions[{k}]") for k, v in predictions.items()}
+        for key, value in predictions.items():
+            _check_in_default_graph(value, "prediction values", f"{key}: {value.name}")
+        return predictions
+    predictions = _check_is_tensor(predictions, "predictions")
+    _check_in_default_graph(predictions, "prediction values")
+    return predictions
 
 
 def _validate_export_outputs(export_outputs, predictions, mode):
@@ -134,5 +142,5 @@ def _validate_eval_metric_ops(eval_metric_ops):
             raise TypeError(f"Values of eval_metric_ops must be (metric_value, update_op) tuples, given: {value} for "
                             f"key: {key}")
         for part in value:
-            _check_in_default_graph(part, f"eval_metric_ops[{key}]")
+            _check_in_default_graph(part, "eval_metric_ops", f"{key}: {getattr(part, 'name', part)}")
     return eval_metric_ops

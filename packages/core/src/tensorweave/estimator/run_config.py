@@ -22,9 +22,26 @@ class TaskType:
     EVALUATOR = "evaluator"
 
 
-def _non_negative(name, value):
-    if value is not None and value < 0:
-        raise ValueError(f"{name} should be >= 0")
+_SAVE_CKPT_ERR = "`save_checkpoints_steps` and `save_checkpoints_secs` cannot be both set."
+_RULES = (  # (property, holds when set, message): TF 1.15's checks, skipped for None
+    ("model_dir", lambda v: v, "model_dir should be non-empty"),
+    ("save_summary_steps", lambda v: v >= 0, "save_summary_steps should be >= 0"),
+    ("save_checkpoints_steps", lambda v: v >= 0, "save_checkpoints_steps should be >= 0"),
+    ("save_checkpoints_secs", lambda v: v >= 0, "save_checkpoints_secs should be >= 0"),
+    ("session_config", lambda v: isinstance(v, ConfigProto), "session_config must be instance of ConfigProto"),
+    ("keep_checkpoint_max", lambda v: v >= 0, "keep_checkpoint_max should be >= 0"),
+    ("keep_checkpoint_every_n_hours", lambda v: v > 0, "keep_checkpoint_every_n_hours should be > 0"),
+    ("log_step_count_steps", lambda v: v > 0, "log_step_count_steps should be > 0"),
+    ("tf_random_seed", lambda v: isinstance(v, int), "tf_random_seed must be integer."),
+    ("session_creation_timeout_secs", lambda v: v > 0, "session_creation_timeout_secs should be > 0"),
+)
+
+
+def _validate_properties(config):
+    for name, holds, message in _RULES:
+        value = getattr(config, name)
+        if value is not None and not holds(value):
+            raise ValueError(message)
 
 
 class RunConfig:
@@ -44,21 +61,7 @@ class RunConfig:
         elif save_checkpoints_steps is _USE_DEFAULT:
             save_checkpoints_steps = None
         elif save_checkpoints_steps is not None and save_checkpoints_secs is not None:
-            raise ValueError("Can not provide both save_checkpoints_steps and save_checkpoints_secs.")
-        if model_dir is not None and not model_dir:
-            raise ValueError("model_dir should be non-empty")
-        for name, value in (("save_summary_steps", save_summary_steps),
-                            ("save_checkpoints_steps", save_checkpoints_steps),
-                            ("save_checkpoints_secs", save_checkpoints_secs),
-                            ("keep_checkpoint_max", keep_checkpoint_max),
-                            ("log_step_count_steps", log_step_count_steps)):
-            _non_negative(name, value)
-        if keep_checkpoint_every_n_hours is not None and keep_checkpoint_every_n_hours <= 0:
-            raise ValueError("keep_checkpoint_every_n_hours should be > 0")
-        if session_config is not None and not isinstance(session_config, ConfigProto):
-            raise ValueError("session_config must be instance of ConfigProto")
-        if tf_random_seed is not None and not isinstance(tf_random_seed, int):
-            raise ValueError("tf_random_seed must be integer.")
+            raise ValueError(_SAVE_CKPT_ERR)
         self._model_dir = model_dir
         self._tf_random_seed = tf_random_seed
         self._save_summary_steps = save_summary_steps
@@ -81,6 +84,7 @@ class RunConfig:
         self._num_ps_replicas, self._num_worker_replicas = 0, 1
         role = task_role()  # an MPI rank other than the chief trains but leaves writing to the chief
         self._is_chief = True if role is None else bool(role[0])
+        _validate_properties(self)
 
     model_dir = property(lambda self: self._model_dir)
     tf_random_seed = property(lambda self: self._tf_random_seed)
@@ -109,23 +113,21 @@ class RunConfig:
     num_worker_replicas = property(lambda self: self._num_worker_replicas)
 
     def replace(self, **kwargs):
-        """A copy with the given properties changed; naming one of save_checkpoints_steps/secs clears the other."""
-        for key in kwargs:
-            if key not in _REPLACEABLE:
-                raise ValueError(f"{key} is not supported by RunConfig.replace. Allowed properties: "
-                                 f"{sorted(_REPLACEABLE)}")
-        if kwargs.get("save_checkpoints_steps") is not None and kwargs.get("save_checkpoints_secs") is not None:
-            raise ValueError("Can not provide both save_checkpoints_steps and save_checkpoints_secs.")
+        """A copy with the given properties changed; setting one of save_checkpoints_steps/secs clears the
+        other (setting both is an error)."""
         new = copy.deepcopy(self)
-        if kwargs.get("save_checkpoints_steps") is not None:
+        for key, value in kwargs.items():
+            if key not in _REPLACEABLE:
+                raise ValueError(f"Replacing {key} is not supported. Allowed properties are {list(_REPLACEABLE)}.")
+            setattr(new, f"_{key}", value)
+        if "save_checkpoints_steps" in kwargs and "save_checkpoints_secs" in kwargs:
+            if new._save_checkpoints_steps is not None and new._save_checkpoints_secs is not None:
+                raise ValueError(_SAVE_CKPT_ERR)
+        elif "save_checkpoints_steps" in kwargs and new._save_checkpoints_steps is not None:
             new._save_checkpoints_secs = None
-        if kwargs.get("save_checkpoints_secs") is not None:
+        elif "save_checkpoints_secs" in kwargs and new._save_checkpoints_secs is not None:
             new._save_checkpoints_steps = None
-        settings = {name: getattr(new, name, None) for name in _REPLACEABLE}
-        settings.update(kwargs)
-        checked = RunConfig(**{k: v for k, v in settings.items()})  # validates the combination
-        for name in _REPLACEABLE:
-            setattr(new, f"_{name}", getattr(checked, f"_{name}"))
+        _validate_properties(new)
         return new
 
     def __repr__(self):

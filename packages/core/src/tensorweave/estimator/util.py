@@ -69,6 +69,15 @@ def parse_input_fn_result(result):
     return result, None, hooks
 
 
+def check_listeners_type(saving_listeners):
+    from tensorweave.train.basic_session_run_hooks import CheckpointSaverListener
+    listeners = list(saving_listeners or [])
+    for listener in listeners:
+        if not isinstance(listener, CheckpointSaverListener):
+            raise TypeError(f"saving_listeners must be a list of CheckpointSaverListener, given: {listener}")
+    return listeners
+
+
 def check_hooks_type(hooks):
     hooks = list(hooks or [])
     for hook in hooks:
