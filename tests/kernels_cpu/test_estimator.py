@@ -296,3 +296,19 @@ def test_pandas_input_fn_without_pandas_fails_as_tf():
         pytest.skip("pandas is installed")
     with pytest.raises(TypeError, match="pandas_input_fn should not be called without pandas installed"):
         tf.estimator.inputs.pandas_input_fn(None, shuffle=False)
+
+
+def test_evaluate_writes_a_serialized_summary_metric_under_its_key(tmp_path):
+    def model_fn(features, labels, mode):
+        spec = linear_fn(features, labels, mode)
+        if mode != tf.estimator.ModeKeys.EVAL:
+            return spec
+        summary = tf.summary.merge([tf.summary.scalar("a", 1.5), tf.summary.scalar("b", 2.5)])
+        return spec._replace(eval_metric_ops={"both": (summary, tf.no_op())})
+
+    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    est.train(numpy_input(), steps=1)
+    est.evaluate(numpy_input(epochs=1))
+    (path,) = glob.glob(str(tmp_path / "eval" / "events.out.tfevents.*"))
+    values = {v.tag: v.simple_value for e in tf.train.summary_iterator(path) for v in e.summary.value}
+    assert values["both/0"] == 1.5 and values["both/1"] == 2.5 and "loss" in values

@@ -118,23 +118,26 @@ def write_dict_to_summary(output_dir, dictionary, current_global_step):
     if summary is None:
         _log.info("Not writing evaluation summaries into %s: tensorweave[board] is not installed", output_dir)
         return
-    values = []
+    proto = Summary()
     for key, value in dictionary.items():
         if value is None or key == "global_step":
             continue
-        if isinstance(value, (float, np.floating, int, np.integer)) and not isinstance(value, bool):
-            values.append(Summary.Value(tag=key, simple_value=float(value)))
+        if isinstance(value, (float, np.float32)):
+            proto.value.add(tag=key, simple_value=float(value))
+        elif isinstance(value, (int, np.int64, np.int32)):
+            proto.value.add(tag=key, simple_value=int(value))
         elif isinstance(value, bytes):
             try:
                 parsed = Summary.FromString(value)
             except Exception:  # noqa: BLE001 - TF skips a string that is no Summary, with this warning
                 _log.warning("Skipping summary for %s, cannot parse string to Summary.", key)
                 continue
-            values.extend(Summary.Value(tag=f"{key}/{i}", simple_value=v.simple_value)
-                          for i, v in enumerate(parsed.value))
+            for i, parsed_value in enumerate(parsed.value):
+                parsed_value.tag = f"{key}/{i}"
+            proto.value.extend(parsed.value)
         else:
             _log.warning("Skipping summary for %s, must be a float, np.float32, np.int64, np.int32 or int or a "
                          "serialized string of Summary.", key)
     writer = summary.FileWriterCache.get(output_dir)
-    writer.add_summary(Summary(value=values), int(current_global_step))
+    writer.add_summary(proto, int(current_global_step))
     writer.flush()
