@@ -312,3 +312,32 @@ def test_evaluate_writes_a_serialized_summary_metric_under_its_key(tmp_path):
     (path,) = glob.glob(str(tmp_path / "eval" / "events.out.tfevents.*"))
     values = {v.tag: v.simple_value for e in tf.train.summary_iterator(path) for v in e.summary.value}
     assert values["both/0"] == 1.5 and values["both/1"] == 2.5 and "loss" in values
+
+
+def test_train_and_evaluate_throttles_and_checks_its_specs(tmp_path, caplog):
+    with pytest.raises(TypeError, match="`input_fn` must be callable, given: 3"):
+        tf.estimator.TrainSpec(3)
+    with pytest.raises(ValueError, match="Must specify max_steps > 0, given: 0"):
+        tf.estimator.TrainSpec(numpy_input(), max_steps=0)
+    with pytest.raises(ValueError, match="Must specify throttle_secs >= 0, given: -1"):
+        tf.estimator.EvalSpec(numpy_input(), throttle_secs=-1)
+    with pytest.raises(TypeError, match="`exporters` must be an Exporter, an iterable of Exporter, or `None`"):
+        tf.estimator.EvalSpec(numpy_input(), exporters=[object()])
+    est = tf.estimator.Estimator(linear_fn, model_dir=str(tmp_path),
+                                 config=tf.estimator.RunConfig(save_checkpoints_steps=2))
+    with pytest.raises(TypeError, match="`train_spec` must have type `tf.estimator.TrainSpec`"):
+        tf.estimator.train_and_evaluate(est, None, tf.estimator.EvalSpec(numpy_input()))
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
+        metrics, exports = tf.estimator.train_and_evaluate(
+            est, tf.estimator.TrainSpec(numpy_input(), max_steps=6),
+            tf.estimator.EvalSpec(numpy_input(epochs=1), steps=None, name="held", throttle_secs=1000))
+    assert metrics["global_step"] == 6 and exports == []
+    logged = messages(caplog)
+    assert [m.split(":")[0] for m in logged if m.startswith("Saving dict")] == [
+        "Saving dict for global step 2", "Saving dict for global step 6"]
+    assert logged.count("Skip the current checkpoint eval due to throttle secs (1000 secs).") == 2  # steps 4, 6
+    assert len(glob.glob(str(tmp_path / "eval_held" / "events.out.tfevents.*"))) == 1
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
+        again = tf.estimator.train_and_evaluate(est, tf.estimator.TrainSpec(numpy_input(), max_steps=6),
+                                                tf.estimator.EvalSpec(numpy_input(epochs=1)))
+    assert again == (None, [])  # nothing trained, so nothing new to evaluate

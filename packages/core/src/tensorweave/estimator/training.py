@@ -2,6 +2,7 @@
 executor does: one ``train`` call whose checkpoint listener evaluates (and runs the exporters) after each new
 checkpoint, at most once every ``throttle_secs``, and once more at the end."""
 
+import collections
 import logging
 import os
 import time
@@ -23,22 +24,23 @@ def _validate_hooks(hooks):
     return hooks
 
 
-class TrainSpec:
+class TrainSpec(collections.namedtuple("TrainSpec", ["input_fn", "max_steps", "hooks"])):
     """What to train on and until which global step."""
 
-    def __init__(self, input_fn, max_steps=None, hooks=None):
+    def __new__(cls, input_fn, max_steps=None, hooks=None):
         if not callable(input_fn):
             raise TypeError(f"`input_fn` must be callable, given: {input_fn}")
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
-        self.input_fn, self.max_steps, self.hooks = input_fn, max_steps, _validate_hooks(hooks)
+        return super().__new__(cls, input_fn=input_fn, max_steps=max_steps, hooks=_validate_hooks(hooks))
 
 
-class EvalSpec:
+class EvalSpec(collections.namedtuple("EvalSpec", ["input_fn", "steps", "name", "hooks", "exporters",
+                                                   "start_delay_secs", "throttle_secs"])):
     """What to evaluate on, for how many batches, how often, and what to export after each evaluation."""
 
-    def __init__(self, input_fn, steps=100, name=None, hooks=None, exporters=None, start_delay_secs=120,
-                 throttle_secs=600):
+    def __new__(cls, input_fn, steps=100, name=None, hooks=None, exporters=None, start_delay_secs=120,
+                throttle_secs=600):
         if not callable(input_fn):
             raise TypeError(f"`input_fn` must be callable, given: {input_fn}")
         if steps is not None and steps <= 0:
@@ -49,27 +51,36 @@ class EvalSpec:
             raise ValueError(f"Must specify start_delay_secs >= 0, given: {start_delay_secs}")
         if throttle_secs < 0:
             raise ValueError(f"Must specify throttle_secs >= 0, given: {throttle_secs}")
-        self.input_fn, self.steps, self.name, self.hooks = input_fn, steps, name, _validate_hooks(hooks)
-        self.exporters = _validate_exporters(exporters)
-        self.start_delay_secs, self.throttle_secs = start_delay_secs, throttle_secs
+        return super().__new__(cls, input_fn=input_fn, steps=steps, name=name, hooks=_validate_hooks(hooks),
+                               exporters=_validate_exporters(exporters), start_delay_secs=start_delay_secs,
+                               throttle_secs=throttle_secs)
 
 
 def _validate_exporters(exporters):
     from tensorweave.estimator.export.exporter import Exporter
-    if exporters is None:
+    if not exporters:
         return ()
-    if not isinstance(exporters, (list, tuple)):
+    if isinstance(exporters, Exporter):
         exporters = [exporters]
-    names = set()
+    try:
+        exporters = list(exporters)
+    except TypeError:
+        raise TypeError(f"`exporters` must be an Exporter, an iterable of Exporter, or `None`, found "
+                        f"{exporters}.") from None
+    names = []
     for exporter in exporters:
         if not isinstance(exporter, Exporter):
-            raise TypeError(f"`exporters` must be an Exporter, given {exporter}")
+            raise TypeError(f"`exporters` must be an Exporter, an iterable of Exporter, or `None`, found "
+                            f"{exporters}.")
         if not exporter.name:
-            raise ValueError(f"An Exporter cannot have a name that is `None` or empty: {exporter}")
+            raise ValueError(f"An Exporter cannot have a name that is `None` or empty. All exporter names: "
+                             f"{[e.name for e in exporters]}")
+        if not isinstance(exporter.name, str):
+            raise ValueError(f"An Exporter must have a string name. Given: {type(exporter.name)}")
         if exporter.name in names:
-            raise ValueError(f"`exporters` must have unique names. Such a name cannot be `None`. {exporter.name} "
-                             f"already exists")
-        names.add(exporter.name)
+            raise ValueError(f"`exporters` must have unique names. Such a name cannot be `None`. All exporter "
+                             f"names: {[e.name for e in exporters]}")
+        names.append(exporter.name)
     return tuple(exporters)
 
 
