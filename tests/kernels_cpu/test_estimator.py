@@ -341,3 +341,19 @@ def test_train_and_evaluate_throttles_and_checks_its_specs(tmp_path, caplog):
         again = tf.estimator.train_and_evaluate(est, tf.estimator.TrainSpec(numpy_input(), max_steps=6),
                                                 tf.estimator.EvalSpec(numpy_input(epochs=1)))
     assert again == (None, [])  # nothing trained, so nothing new to evaluate
+
+
+def test_the_dashboard_shows_training_and_evaluation_runs(tmp_path):
+    from tensorweave_board.server.logdir import Logdir
+    est = tf.estimator.Estimator(linear_fn, model_dir=str(tmp_path), config=tf.estimator.RunConfig(
+        save_summary_steps=1, log_step_count_steps=1))
+    est.train(numpy_input(), steps=3)
+    est.evaluate(numpy_input(epochs=1), name="test")
+    tf.summary.FileWriterCache.clear()
+    logdir = Logdir(str(tmp_path))
+    logdir.reload()
+    runs = {name: run.tags() for name, run in logdir.runs.items()}
+    assert {"loss", "global_step/sec"} <= set(runs["."]["scalars"]) and runs["."]["graph"]
+    assert runs["eval_test"]["scalars"] == ["loss"]
+    steps, _, values = logdir.runs["eval_test"].scalars["loss"].arrays()
+    assert list(steps) == [3] and values[0] > 0
