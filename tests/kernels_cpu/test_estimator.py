@@ -357,3 +357,27 @@ def test_the_dashboard_shows_training_and_evaluation_runs(tmp_path):
     assert runs["eval_test"]["scalars"] == ["loss"]
     steps, _, values = logdir.runs["eval_test"].scalars["loss"].arrays()
     assert list(steps) == [3] and values[0] > 0
+
+
+def test_add_metrics_adds_to_evaluation_only(tmp_path):
+    def model_fn(features, labels, mode):
+        spec = linear_fn(features, labels, mode)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return spec
+        (weights,) = tf.trainable_variables()
+        return spec._replace(predictions={"y": tf.matmul(features["x"], weights)})
+
+    def metric_fn(labels, predictions, config):
+        assert isinstance(config, tf.estimator.RunConfig)
+        return {"mse": tf.metrics.mean_squared_error(labels, predictions["y"])}
+
+    with pytest.raises(ValueError, match=r"has following not expected args: \['mode'\]"):
+        tf.estimator.add_metrics(tf.estimator.Estimator(model_fn), lambda labels, mode: {})
+    base = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    base.train(numpy_input(), steps=2)
+    extended = tf.estimator.add_metrics(base, metric_fn)
+    assert extended.model_dir == base.model_dir
+    metrics = extended.evaluate(numpy_input(epochs=1, batch_size=8))
+    assert sorted(metrics) == ["global_step", "loss", "mse"]
+    assert metrics["mse"] == pytest.approx(metrics["loss"], rel=1e-6)  # one batch: the MSE loss is the MSE
+    assert tf.estimator.SummarySaverHook is tf.train.SummarySaverHook
