@@ -218,6 +218,7 @@ def test_evaluate_writes_eval_summaries_and_logs_the_dict(tmp_path, caplog):
     logged = messages(caplog)
     assert "Saving dict for global step 2: global_step = 2, loss = %s" % results["loss"] in logged
     assert "Evaluation [1/2]" in logged and "Evaluation [2/2]" in logged
+    assert f"Restoring parameters from {tmp_path}/model.ckpt-2" in logged  # TF's Saver says which checkpoint
     for folder in ("eval_holdout", "eval"):
         (path,) = glob.glob(str(tmp_path / folder / "events.out.tfevents.*"))
         values = [(e.step, v.tag, v.simple_value) for e in tf.train.summary_iterator(path) for v in e.summary.value]
