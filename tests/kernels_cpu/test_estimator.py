@@ -382,3 +382,36 @@ def test_add_metrics_adds_to_evaluation_only(tmp_path):
     assert sorted(metrics) == ["global_step", "loss", "mse"]
     assert metrics["mse"] == pytest.approx(metrics["loss"], rel=1e-6)  # one batch: the MSE loss is the MSE
     assert tf.estimator.SummarySaverHook is tf.train.SummarySaverHook
+
+
+def test_model_fn_arguments_of_partials_methods_and_callables(tmp_path):
+    import functools
+    seen = []
+
+    def with_scale(scale, features, labels, mode):
+        seen.append(scale)
+        return linear_fn(features, labels, mode)
+
+    class Model:
+        def __call__(self, features, labels, mode, params):
+            seen.append(params["p"])
+            return linear_fn(features, labels, mode)
+
+        def method(self, features, labels, mode, config):
+            seen.append(type(config).__name__)
+            return linear_fn(features, labels, mode)
+
+    tf.estimator.Estimator(functools.partial(with_scale, 3), str(tmp_path / "a")).train(numpy_input(), steps=1)
+    tf.estimator.Estimator(Model(), str(tmp_path / "b"), params={"p": 5}).train(numpy_input(), steps=1)
+    tf.estimator.Estimator(Model().method, str(tmp_path / "c")).train(numpy_input(), steps=1)
+    assert seen == [3, 5, "RunConfig"]
+
+
+def test_numpy_input_fn_shuffles_each_epoch_without_losing_rows():
+    values = np.arange(10, dtype=np.float32)
+    batch = tf.estimator.inputs.numpy_input_fn(values, batch_size=4, num_epochs=2, shuffle=True)()
+    seen = []
+    with tf.train.MonitoredSession() as sess:
+        while not sess.should_stop():
+            seen.extend(sess.run(batch).tolist())
+    assert sorted(seen) == sorted(values.tolist() * 2) and seen != values.tolist() * 2
