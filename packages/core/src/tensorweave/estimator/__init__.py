@@ -1,6 +1,7 @@
 """``tf.estimator``: TF 1.15's high-level training API (Estimator, EstimatorSpec, RunConfig, train_and_evaluate,
 input_fns over numpy/pandas, SavedModel export) on Tensorweave's monitored sessions and hooks."""
 
+from tensorweave import train as _train
 from tensorweave.estimator import export, inputs  # noqa: F401
 from tensorweave.estimator.estimator import Estimator, VocabInfo, WarmStartSettings  # noqa: F401
 from tensorweave.estimator.extenders import add_metrics  # noqa: F401
@@ -19,6 +20,5 @@ from tensorweave.train.session_run_hook import (  # noqa: F401
 
 def __getattr__(name):
     if name == "SummarySaverHook":  # the dashboard package's, as tf.train.SummarySaverHook
-        from tensorweave import train
-        return train.SummarySaverHook
+        return _train.SummarySaverHook
     raise AttributeError(f"module 'tensorweave.estimator' has no attribute {name!r}")

@@ -15,6 +15,7 @@ from tensorweave.framework import graph as graph_mod
 from tensorweave.framework import random_seed
 from tensorweave.framework.registry import get_registries
 from tensorweave.ops.array_ops import identity
+from tensorweave.runtime.config import ConfigProto
 from tensorweave.train import basic_session_run_hooks as hooks_lib
 from tensorweave.train import checkpoint_management, checkpoint_utils, training_util, warm_starting
 from tensorweave.train.monitored_session import ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession
@@ -87,7 +88,6 @@ class Estimator:
         _log.info("Using config: %s", self._config)
         self._session_config = self._config.session_config
         if self._session_config is None:
-            from tensorweave.runtime.config import ConfigProto
             self._session_config = ConfigProto(allow_soft_placement=True)
         if model_fn is None:
             raise ValueError("model_fn must be provided to Estimator.")
@@ -127,9 +127,8 @@ class Estimator:
 
     # -- building --------------------------------------------------------------------------------------------
     def _call_input_fn(self, input_fn, mode):
-        from tensorweave.framework.graph import device
         available = {"mode": mode, "params": self.params, "config": self.config}
-        with device("/cpu:0"):
+        with graph_mod.device("/cpu:0"):
             return util.call_with_known_args(input_fn, available)
 
     def _get_features_and_labels_from_input_fn(self, input_fn, mode):

@@ -11,6 +11,13 @@ from tensorweave import dtypes
 from tensorweave.estimator.model_fn import LOSS_METRIC_KEY
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.registry import get_registries
+from tensorweave.metrics import mean
+from tensorweave.ops import init_ops
+from tensorweave.ops.array_ops import identity
+from tensorweave.ops.control_flow_ops import group
+from tensorweave.ops.state_ops import assign_add
+from tensorweave.ops.variable_scope import get_variable
+from tensorweave.protos.summary import Summary
 from tensorweave.train.basic_session_run_hooks import FinalOpsHook
 from tensorweave.train.monitored_session import ChiefSessionCreator, MonitoredSession
 from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunHook
@@ -26,8 +33,6 @@ def get_or_create_eval_step():
         return steps[0]
     if len(steps) > 1:
         raise ValueError("Multiple tensors added to tf.GraphKeys.EVAL_STEP")
-    from tensorweave.ops.variable_scope import get_variable
-    from tensorweave.ops import init_ops
     return get_variable("eval_step", shape=[], dtype=dtypes.int64, initializer=init_ops.zeros_initializer(),
                         trainable=False, collections=[graph_mod.GraphKeys.LOCAL_VARIABLES, EVAL_STEP])
 
@@ -61,8 +66,6 @@ class StopAfterNEvalsHook(SessionRunHook):
 def metric_ops(spec, global_step):
     """(one op updating every metric, name -> value tensor) for an EVAL spec, with the mean loss as ``loss`` and
     the global step as ``global_step``."""
-    from tensorweave.metrics import mean
-    from tensorweave.ops.control_flow_ops import group
     if LOSS_METRIC_KEY in spec.eval_metric_ops:
         raise ValueError(f'Metric with name "{LOSS_METRIC_KEY}" is not allowed, because Estimator already defines a '
                          f'default metric with the same name.')
@@ -81,8 +84,6 @@ def metric_ops(spec, global_step):
 
 def evaluate_once(checkpoint_path, scaffold, eval_ops, final_ops, hooks, master, config):
     """Runs ``eval_ops`` until the input ends or a hook stops, then returns ``final_ops``' values."""
-    from tensorweave.ops.array_ops import identity
-    from tensorweave.ops.state_ops import assign_add
     eval_step = get_or_create_eval_step()
     eval_ops = [eval_ops, assign_add(eval_step, 1, use_locking=True)]
     with graph_mod.control_dependencies(eval_ops):
@@ -112,7 +113,6 @@ def _dict_to_str(dictionary):
 def write_dict_to_summary(output_dir, dictionary, current_global_step):
     """Logs the results and writes the scalar ones as one Summary at ``current_global_step`` into
     ``output_dir`` (through the dashboard package's FileWriterCache, when it is installed)."""
-    from tensorweave.protos.summary import Summary
     _log.info("Saving dict for global step %d: %s", current_global_step, _dict_to_str(dictionary))
     summary = get_registries().api.get("summary")
     if summary is None:

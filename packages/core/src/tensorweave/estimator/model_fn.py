@@ -2,10 +2,12 @@
 
 import collections
 
+from tensorweave.estimator.export import export_output
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.framework.operation import Operation
+from tensorweave.ops.shape_ops import reshape
 from tensorweave.train.monitored_session import Scaffold
 from tensorweave.train.session_run_hook import SessionRunHook
 
@@ -97,7 +99,6 @@ def _validate_loss(loss, mode):
     if shape.num_elements() not in (None, 1):
         raise ValueError(f"Loss must be scalar, given: {loss}")
     if not shape.is_compatible_with(TensorShape([])):
-        from tensorweave.ops.shape_ops import reshape
         loss = reshape(loss, [])
     return loss
 
@@ -120,7 +121,6 @@ def _validate_predictions(predictions, mode):
 def _validate_export_outputs(export_outputs, predictions, mode):
     if mode != ModeKeys.PREDICT:
         return export_outputs
-    from tensorweave.estimator.export import export_output
     return export_output.get_export_outputs(export_outputs, predictions)
 
 

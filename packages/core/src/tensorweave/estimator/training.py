@@ -8,6 +8,7 @@ import os
 import time
 
 from tensorweave.estimator.estimator import Estimator
+from tensorweave.estimator.export.exporter import Exporter
 from tensorweave.train.basic_session_run_hooks import CheckpointSaverListener, SecondOrStepTimer
 from tensorweave.train.session_run_hook import SessionRunHook
 
@@ -57,7 +58,6 @@ class EvalSpec(collections.namedtuple("EvalSpec", ["input_fn", "steps", "name", 
 
 
 def _validate_exporters(exporters):
-    from tensorweave.estimator.export.exporter import Exporter
     if not exporters:
         return ()
     if isinstance(exporters, Exporter):

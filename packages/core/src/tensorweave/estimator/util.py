@@ -4,6 +4,8 @@ input_fn's result means (a tf.data Dataset, a (features, labels) pair, or featur
 import functools
 import inspect
 
+from tensorweave.data.dataset_ops import Dataset
+from tensorweave.train.basic_session_run_hooks import CheckpointSaverListener
 from tensorweave.train.session_run_hook import SessionRunHook
 
 _VALID_MODEL_FN_ARGS = {"features", "labels", "mode", "params", "self", "config"}
@@ -56,7 +58,6 @@ class DatasetInitializerHook(SessionRunHook):
 
 def parse_input_fn_result(result):
     """(features, labels, input_hooks) from what an input_fn returned."""
-    from tensorweave.data.dataset_ops import Dataset
     hooks = []
     if isinstance(result, Dataset):
         iterator = result.make_initializable_iterator()
@@ -70,7 +71,6 @@ def parse_input_fn_result(result):
 
 
 def check_listeners_type(saving_listeners):
-    from tensorweave.train.basic_session_run_hooks import CheckpointSaverListener
     listeners = list(saving_listeners or [])
     for listener in listeners:
         if not isinstance(listener, CheckpointSaverListener):

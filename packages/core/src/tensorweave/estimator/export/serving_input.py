@@ -8,6 +8,9 @@ from tensorweave import dtypes
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.ops.array_ops import placeholder
+from tensorweave.ops.parsing_ops import parse_example
+from tensorweave.ops.sparse_ops import sparse_placeholder
 
 __all__ = ["ServingInputReceiver", "TensorServingInputReceiver", "build_parsing_serving_input_receiver_fn",
            "build_raw_serving_input_receiver_fn"]
@@ -70,17 +73,13 @@ class TensorServingInputReceiver(collections.namedtuple(
 def build_parsing_serving_input_receiver_fn(feature_spec, default_batch_size=None):
     """A receiver fn fed a batch of serialized tf.Example protos (``examples``), parsed with ``feature_spec``."""
     def serving_input_receiver_fn():
-        from tensorweave.ops.array_ops import placeholder
-        from tensorweave.ops.parsing_ops import parse_example
         serialized = placeholder(dtype=dtypes.string, shape=[default_batch_size], name="input_example_tensor")
         return ServingInputReceiver(parse_example(serialized, feature_spec), {"examples": serialized})
     return serving_input_receiver_fn
 
 
 def _placeholder_from_tensor(t, default_batch_size=None):
-    from tensorweave.ops.array_ops import placeholder
     if isinstance(t, SparseTensor):
-        from tensorweave.ops.sparse_ops import sparse_placeholder
         shape = t.get_shape().as_list() if t.get_shape().rank is not None else None
         if shape:
             shape[0] = default_batch_size

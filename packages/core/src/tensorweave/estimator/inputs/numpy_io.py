@@ -8,6 +8,8 @@ import collections
 
 import numpy as np
 
+from tensorweave.data.dataset_ops import Dataset
+
 __all__ = ["numpy_input_fn"]
 
 
@@ -37,7 +39,6 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_
                          f"True for training); got {shuffle}")
 
     def input_fn():
-        from tensorweave.data.dataset_ops import Dataset
         data = _ordered_features(x)
         feature_keys = list(data.keys())
         if y is None:
