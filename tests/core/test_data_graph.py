@@ -128,4 +128,5 @@ def test_iterator_structure_and_get_next_shapes():
 def test_graph_def_records_traced_functions_by_name():
     tf.data.Dataset.range(3).map(lambda x: x * 2, num_parallel_calls=2)
     node = next(n for n in tf.get_default_graph().as_graph_def().node if n.op == "ParallelMapDataset")
-    assert node.attr["f"].to_attr()["outputs"] == ["map_fn/Mul:0"]
+    func = node.attr["f"].func  # TF's NameAttrList: the function's name, then what the graph records of it
+    assert func.name == "map_fn" and list(func.attr["outputs"].list.s) == [b"map_fn/Mul:0"]

@@ -10,8 +10,14 @@ import pytest
 import tensorweave as tf
 from tensorweave import plugins
 from tensorweave.extension import hookimpl
+from tensorweave.framework.attr_value import from_attr_value
 from tensorweave.runtime.device_mgr import DeviceMgr
 from tensorweave.runtime.rendezvous import LocalRendezvous, make_key, parse_key
+
+
+def _attr(node, key):
+    """The Python value of a GraphDef node's attr."""
+    return from_attr_value(node.attr[key])
 
 CPU = "/job:localhost/replica:0/task:0/device:CPU:"
 
@@ -43,13 +49,13 @@ def test_one_transfer_per_tensor_and_destination(executor):
         (one, two), graphs = partition_graphs(s, [on_one, on_two], {x: [1.0, -2.0, 3.0]})
     np.testing.assert_allclose(one, [2 + 1 + 6 + 2, -4 + 1 - 12 + 4, 6 + 1 + 18 + 6])
     np.testing.assert_allclose(two, [4.0, -8.0, 12.0])
-    sends = [n for n in _ops(graphs, "_Send") if n.attr["tensor_name"] == "shared:0"]
-    recvs = [n for n in _ops(graphs, "_Recv") if n.attr["tensor_name"] == "shared:0"]
-    assert sorted(n.attr["recv_device"] for n in sends) == [CPU + "1", CPU + "2"]
+    sends = [n for n in _ops(graphs, "_Send") if _attr(n, "tensor_name") == "shared:0"]
+    recvs = [n for n in _ops(graphs, "_Recv") if _attr(n, "tensor_name") == "shared:0"]
+    assert sorted(_attr(n, "recv_device") for n in sends) == [CPU + "1", CPU + "2"]
     assert sorted(n.device for n in recvs) == [CPU + "1", CPU + "2"]
     for send in sends:
-        assert send.device == CPU + "0" and send.attr["send_device"] == CPU + "0"
-        assert isinstance(send.attr["send_device_incarnation"], int)
+        assert send.device == CPU + "0" and _attr(send, "send_device") == CPU + "0"
+        assert isinstance(_attr(send, "send_device_incarnation"), int)
 
 
 def test_rendezvous_keys_name_devices_tensor_frame_and_iteration():
@@ -207,7 +213,7 @@ def test_float32_transfers_compress_to_16_bits_when_asked():
             assert got.dtype == np.float32
         else:
             np.testing.assert_array_equal(got, value)
-        schemes = {n.attr["T"].name: n.attr["compress"] for n in _ops(graphs, "_Send")}
+        schemes = {_attr(n, "T").name: _attr(n, "compress") for n in _ops(graphs, "_Send")}
         assert schemes["int32"] == "" and schemes["float32"] == {False: "", True: "float16"}.get(compress, compress)
 
 

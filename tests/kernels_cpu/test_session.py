@@ -267,7 +267,7 @@ def test_import_graph_def_maps_control_inputs_to_existing_ops():
         x = tf.constant(3.0, name="x")
         with tf.control_dependencies([gate]):
             tf.identity(x, name="out")
-    new_nodes = tf.GraphDef([n for n in g1.as_graph_def().node if n.name == "out"])
+    new_nodes = tf.GraphDef(node=[n for n in g1.as_graph_def().node if n.name == "out"])
     with tf.Graph().as_default():
         old_gate, old_x = tf.no_op(name="gate"), tf.constant(3.0, name="x")
         (out,) = tf.import_graph_def(new_nodes, input_map={"x:0": old_x, "^gate": old_gate},

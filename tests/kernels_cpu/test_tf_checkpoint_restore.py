@@ -11,7 +11,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from tf1_fixtures import FOLDER, array, load
+from tf1_fixtures import FOLDER, NO_TF_REASON, array, load, tf_python
 
 import tensorweave as tf
 from tensorweave.formats import checkpoint_format, tf_bundle
@@ -227,13 +227,6 @@ def test_format_from_the_environment(tmp_path, monkeypatch):
 
 
 # ---- with real TensorFlow ------------------------------------------------------------------------------------
-def _tf_python():
-    for candidate in (os.environ.get("TENSORWEAVE_TF_PYTHON"), "/work/tf-venv/bin/python"):
-        if candidate and os.path.isfile(candidate):
-            return candidate
-    return None
-
-
 _RESTORE_IN_TF = textwrap.dedent("""
     import json, sys
     import tensorflow.compat.v1 as tf
@@ -248,8 +241,7 @@ _RESTORE_IN_TF = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(_tf_python() is None, reason="no interpreter with TensorFlow: set TENSORWEAVE_TF_PYTHON to one "
-                                                 "(TensorFlow is never a dependency of Tensorweave's tests)")
+@pytest.mark.skipif(tf_python() is None, reason=NO_TF_REASON)
 def test_real_tensorflow_restores_what_tensorweave_wrote(tmp_path):
     weights, words, table = _model()
     saver = tf.train.Saver(checkpoint_format="tensorflow")
@@ -257,7 +249,7 @@ def test_real_tensorflow_restores_what_tensorweave_wrote(tmp_path):
         sess.run(tf.global_variables_initializer())
         expected = sess.run([weights, words, table.as_tensor()])
         saver.save(sess, str(tmp_path / "model.ckpt"), global_step=7)
-    proc = subprocess.run([_tf_python(), "-c", _RESTORE_IN_TF, str(tmp_path)], capture_output=True, text=True,
+    proc = subprocess.run([tf_python(), "-c", _RESTORE_IN_TF, str(tmp_path)], capture_output=True, text=True,
                           timeout=300, env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -60,8 +60,9 @@ def test_the_plugin_gradient_op_is_fused_with_the_core_gradient_ops():
     data = np.linspace(-2, 2, 64, dtype=np.float32).reshape(8, 8)
     with tf.Session() as s:
         got = s.run(grad, {x: data}, options=tf.RunOptions(output_partition_graphs=True), run_metadata=meta)
-    fused = [list(n.attr["fused_ops"]) for g in meta.partition_graphs for n in g.node if n.op == "_FusedElementwise"]
-    assert ["SwishGrad", "Mul"] in fused
+    fused = [list(n.attr["fused_ops"].list.s) for g in meta.partition_graphs for n in g.node
+             if n.op == "_FusedElementwise"]
+    assert [b"SwishGrad", b"Mul"] in fused
     sig = 1 / (1 + np.exp(-3 * data))
     np.testing.assert_allclose(got, 3 * (sig + 3 * data * sig * (1 - sig)), rtol=1e-5)
 

@@ -18,7 +18,7 @@ from tensorweave_board.server.api import Api
 from tensorweave_board.server.downsample import marker_indices
 from tensorweave_board.server.histogram_bins import rebin
 from tensorweave_board.server.logdir import Logdir
-from tensorweave_board.tensor_codec import make_tensor_proto
+from tensorweave.extension import tensor_protos
 
 NAN, INF = float("nan"), float("inf")
 
@@ -77,10 +77,10 @@ def foreign(tmp_path):
         image.image.height, image.image.width, image.image.colorspace = 1, 1, 1
         image.image.encoded_image_string = encode_png(np.zeros((1, 1, 1), np.uint8))
         _event(w, 0, -INF, image)
-        text = protos.Summary.Value(tag="note", tensor=make_tensor_proto(b"hello"))
+        text = protos.Summary.Value(tag="note", tensor=tensor_protos.make_tensor_proto(b"hello"))
         text.metadata.plugin_data.plugin_name = "text"
         _event(w, 0, INF, text)
-        tensor = protos.Summary.Value(tag="t", tensor=make_tensor_proto(np.float32(NAN)))
+        tensor = protos.Summary.Value(tag="t", tensor=tensor_protos.make_tensor_proto(np.float32(NAN)))
         tensor.metadata.plugin_data.plugin_name = "scalars"
         _event(w, 0, NAN, tensor)
     with _foreign_writer(tmp_path / "many") as w:  # (a long run of records: read by the vectorized path)
@@ -181,10 +181,12 @@ def test_a_tensor_summary_that_cannot_be_shown_is_skipped_alone(tmp_path, caplog
     with _foreign_writer(tmp_path / "r") as w:
         for step in range(3):
             _event(w, step, 100.0 + step,
-                   tagged("vector", "scalars", make_tensor_proto(np.ones(3, np.float32))),
-                   tagged("ragged", "histograms", make_tensor_proto(np.ones(4))),
-                   tagged("words", "histograms", make_tensor_proto(np.array([b"a", b"b", b"c"], dtype=object))),
-                   tagged("picture", "images", make_tensor_proto(np.array([b"wide", b"2", b"png"], dtype=object))),
+                   tagged("vector", "scalars", tensor_protos.make_tensor_proto(np.ones(3, np.float32))),
+                   tagged("ragged", "histograms", tensor_protos.make_tensor_proto(np.ones(4))),
+                   tagged("words", "histograms",
+                          tensor_protos.make_tensor_proto(np.array([b"a", b"b", b"c"], dtype=object))),
+                   tagged("picture", "images",
+                          tensor_protos.make_tensor_proto(np.array([b"wide", b"2", b"png"], dtype=object))),
                    _scalar("loss", float(step)))
         huge = protos.TensorProto(dtype=protos.DATA_TYPES["DT_STRING"], string_val=[b"x"])
         huge.tensor_shape.dim.add(size=1 << 50)  # one string claimed to fill 2^50 elements

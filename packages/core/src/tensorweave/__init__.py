@@ -21,7 +21,9 @@ from tensorweave.framework.graph import (  # noqa: E402,F401
     Graph, GraphKeys, add_to_collection, add_to_collections, colocate_with, container, control_dependencies, device,
     get_collection, get_collection_ref, get_default_graph, name_scope, reset_default_graph,
 )
-from tensorweave.framework.graph_io import GraphDef, NodeDef  # noqa: E402,F401
+from tensorweave.framework.graph_io import AttrValue, GraphDef, NodeDef  # noqa: E402,F401
+from tensorweave.framework.tensor_proto import make_ndarray, make_tensor_proto  # noqa: E402,F401
+from tensorweave.protos.meta_graph import MetaGraphDef  # noqa: E402,F401
 from tensorweave.framework.importer import import_graph_def  # noqa: E402,F401
 from tensorweave.framework.operation import Operation  # noqa: E402,F401
 from tensorweave.framework.random_seed import *  # noqa: E402,F401,F403
@@ -103,6 +105,9 @@ from tensorweave import (  # noqa: E402,F401
 from tensorweave import app, examples, flags, gfile, io, logging, python_io  # noqa: E402,F401
 from tensorweave.logging import get_logger  # noqa: E402,F401
 from tensorweave import metrics  # noqa: E402,F401
+from tensorweave import saved_model  # noqa: E402,F401
+from tensorweave import python  # noqa: E402,F401 - tf.python.framework.graph_util
+from tensorweave.framework import graph_util  # noqa: E402,F401
 from tensorweave import estimator  # noqa: E402,F401 - above train, metrics and data
 
 from tensorweave import contrib  # noqa: E402,F401 - TF1's contrib: only the pieces programs still import

@@ -96,6 +96,7 @@ def __getattr__(name):
         "FunctionRunner": ("tensorweave.runtime.function_runner", "FunctionRunner"),
         "example_protos": ("tensorweave.protos.example", None),
         "framework_protos": ("tensorweave.protos.framework", None),
+        "tensor_protos": ("tensorweave.framework.tensor_proto", None),
         "summary_protos": ("tensorweave.protos.summary", None),
         "records": ("tensorweave.records", None),
         "call_py_func": ("tensorweave.ops.script_ops", "call_py_func"),

@@ -255,7 +255,7 @@ class ClientMaster:
             added, now = None, graph.version
             if now != version:  # ops are only appended (one whose shape check fails is taken back at once)
                 ops = graph.get_operations()
-                added = tf.GraphDef([op.node_def for op in ops[sent:]]).SerializeToString() if ops[sent:] else None
+                added = tf.GraphDef(node=[op.node_def for op in ops[sent:]]).SerializeToString() if ops[sent:] else None
                 self._sent[id(graph)] = (now, len(ops))
         key = ("srv", self.server.world.rank, self.number, digest, count)
         request = {"session": self.number, "key": key, "fetches": names[0], "targets": names[1], "feeds": names[2],

@@ -20,7 +20,7 @@ HOST_OPS = {
                      "WholeFileReaderV2",
                      "ReaderNumRecordsProducedV2", "ReaderNumWorkUnitsCompletedV2", "ReaderReadUpToV2",
                      "ReaderReadV2", "ReaderResetV2", "MergeV2Checkpoints", "RestoreV2", "SaveV2", "ReadFile",
-                     "WriteFile", "ShardedFilename", "StringJoin"], _IO),
+                     "WriteFile", "ShardedFilename", "StringJoin", "StaticRegexFullMatch"], _IO),
     **dict.fromkeys(["ParseExample", "ParseSingleExample", "ParseSingleSequenceExample", "DecodeRaw", "DecodeCSV"],
                     "decodes serialized protos, bytes and CSV text (host strings) with protobuf and Python; the "
                     "numbers it makes are copied to the GPU (TF parses on the CPU as well)"),

@@ -9,7 +9,7 @@ from tensorweave.extension import KernelSet
 from tensorweave_board import protos
 from tensorweave_board.histogram import histogram_proto
 from tensorweave_board.images import encode_png, to_uint8
-from tensorweave_board.tensor_codec import make_tensor_proto
+from tensorweave.extension import tensor_protos
 
 KERNELS = KernelSet("CPU")
 
@@ -87,7 +87,7 @@ def tensor_summary(tag, tensor, serialized_summary_metadata):
     summary = protos.Summary()
     value = summary.value.add(tag=_scalar_tag(tag, "TensorSummaryV2"))
     value.metadata.CopyFrom(protos.SummaryMetadata.FromString(_bytes(serialized_summary_metadata)))
-    value.tensor.CopyFrom(make_tensor_proto(tensor))
+    value.tensor.CopyFrom(tensor_protos.make_tensor_proto(tensor))
     return _out(summary)
 
 

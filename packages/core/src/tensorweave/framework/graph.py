@@ -35,6 +35,7 @@ class GraphKeys:
     SUMMARY_OP = "summary_op"
     TRAIN_OP = "train_op"
     ASSET_FILEPATHS = "asset_filepaths"
+    TABLE_INITIALIZERS = "table_initializer"
     COND_CONTEXT = "cond_context"
     WHILE_CONTEXT = "while_context"
     ACTIVATIONS = "activations"
@@ -355,7 +356,8 @@ class Graph:
         self._collections.pop(name, None)
 
     # ---- serialization -------------------------------------------------------------------
-    def as_graph_def(self, add_shapes=False):
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        """The graph as TF's GraphDef proto (``from_version`` is accepted as TF1 does; every op is written)."""
         return graph_to_graph_def(self, add_shapes=add_shapes)
 
     def __repr__(self):

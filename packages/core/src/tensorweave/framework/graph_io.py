@@ -1,124 +1,92 @@
-"""GraphDef / NodeDef: a serializable description of a graph (importing one back: importer.py).
+"""GraphDef / NodeDef / AttrValue: TensorFlow's protos (protos/framework.py), so the bytes are TF's own.
 
-The byte form (``SerializeToString``) is JSON; tensorboard-lite converts it to TensorBoard's protobuf.
+A graph's ops become NodeDefs here (importing them back: importer.py); op types and attrs that differ from
+TF's are renamed by tf_op_table. ``parse_graph_def`` reads any GraphDef a user has: binary, text, or the
+JSON form earlier Tensorweave versions wrote.
 """
 
-import base64
-import json
+from google.protobuf import message, text_format
 
-import numpy as np
+from tensorweave.framework import graph_json, tf_op_table
+from tensorweave.framework.attr_value import to_attr_value
+from tensorweave.protos.framework import AttrValue, GraphDef, NodeDef
 
-from tensorweave import dtypes
-from tensorweave.framework import tensor_shape
+__all__ = ["AttrValue", "GraphDef", "NodeDef", "graph_to_graph_def", "node_def_of", "parse_graph_def"]
 
-FORMAT = "tensorweave.GraphDef/1"
-
-
-class NodeDef:
-    __slots__ = ("name", "op", "input", "device", "attr")
-
-    def __init__(self, name, op, input=(), device="", attr=None):  # noqa: A002 - TF's field name
-        self.name = name
-        self.op = op
-        self.input = list(input)
-        self.device = device
-        self.attr = dict(attr or {})
-
-    def __repr__(self):
-        return f"NodeDef(name={self.name!r}, op={self.op!r}, input={self.input})"
-
-    def __eq__(self, other):
-        return isinstance(other, NodeDef) and _encode_node(self) == _encode_node(other)
+PRODUCER = 134  # the GraphDef version TF 1.15 writes: real TF reads it without upgrading any op
 
 
-class GraphDef:
-    def __init__(self, node=(), versions=None):
-        self.node = list(node)
-        self.versions = versions or {"producer": 1}
-
-    def SerializeToString(self):  # noqa: N802 - TF's method name
-        return json.dumps({"format": FORMAT, "versions": self.versions,
-                           "node": [_encode_node(n) for n in self.node]}).encode()
-
-    def ParseFromString(self, data):  # noqa: N802
-        doc = json.loads(data)
-        if doc.get("format") != FORMAT:
-            raise ValueError(f"not a serialized tensorweave GraphDef (format {doc.get('format')!r})")
-        self.versions = doc.get("versions", {})
-        self.node = [_decode_node(n) for n in doc["node"]]
-        return self
-
-    @classmethod
-    def FromString(cls, data):  # noqa: N802
-        return cls().ParseFromString(data)
-
-    def __eq__(self, other):
-        return isinstance(other, GraphDef) and self.SerializeToString() == other.SerializeToString()
-
-    def __repr__(self):
-        return f"<GraphDef with {len(self.node)} nodes>"
+def _attr_kinds(op_def):
+    return {name: attr.kind for name, attr in op_def.attrs.items()}
 
 
-def node_def_of(op, add_shapes=False):
-    inputs = [t.name if t.value_index else t.op.name for t in op.inputs]
-    inputs += [f"^{c.name}" for c in op.control_inputs]
-    attr = dict(op._attrs)
+def encode_attrs(node, attrs, op_def, strict=True):
+    """Sets ``node.attr`` from Python ``attrs``. Callables (Python functions) have no GraphDef form: a strict
+    encoding refuses them, else they are left out and other Python objects are written as their repr."""
+    kinds = _attr_kinds(op_def) if op_def is not None else {}
+    for key in sorted(attrs):
+        value = attrs[key]
+        try:
+            node.attr[key].CopyFrom(to_attr_value(value, kinds.get(key)))
+        except TypeError:
+            if strict:
+                raise TypeError(f"attr {key!r} of op {node.name!r} ({node.op}) holds {value!r}, which a GraphDef "
+                                f"cannot hold") from None
+            del node.attr[key]
+            if not callable(value):
+                node.attr[key].s = repr(value).encode("utf-8")
+    return node
+
+
+def node_def_of(op, add_shapes=False, strict=False):
+    """The NodeDef of Operation ``op`` under TF's op type; ``add_shapes`` adds ``_output_shapes``."""
+    node = NodeDef(name=op.name, op=tf_op_table.exported_type(op.type), device=op.device)
+    node.input.extend(t.name if t.value_index else t.op.name for t in op.inputs)
+    node.input.extend(f"^{c.name}" for c in op.control_inputs)
+    attrs = tf_op_table.exported_attrs(op.type, dict(op._attrs))
     if add_shapes:
-        attr["_output_shapes"] = [t.shape for t in op.outputs]
-    return NodeDef(op.name, op.type, inputs, op.device, attr)
+        attrs["_output_shapes"] = [t.shape for t in op.outputs]
+    encode_attrs(node, attrs, op.op_def, strict)
+    if add_shapes:
+        node.attr["_output_shapes"].CopyFrom(to_attr_value(attrs["_output_shapes"], "list(shape)"))
+    return node
 
 
-def graph_to_graph_def(graph, add_shapes=False):
-    return GraphDef([node_def_of(op, add_shapes) for op in graph.get_operations()])
+def graph_to_graph_def(graph, add_shapes=False, strict=False):
+    out = GraphDef()
+    out.versions.producer = PRODUCER
+    for op in graph.get_operations():
+        out.node.add().CopyFrom(node_def_of(op, add_shapes, strict))
+    return out
 
 
-def _encode_value(v):
-    if isinstance(v, dtypes.DType):
-        return {"type": v.name}
-    if isinstance(v, tensor_shape.TensorShape):
-        return {"shape": None if v.ndims is None else v.as_list()}
-    if isinstance(v, np.ndarray):
-        if v.dtype.kind == "O":
-            items = [x.decode("latin-1") if isinstance(x, bytes) else str(x) for x in v.reshape(-1)]
-            return {"tensor": {"dtype": "string", "shape": list(v.shape), "strings": items}}
-        return {"tensor": {"dtype": dtypes.as_dtype(v.dtype).name, "shape": list(v.shape),
-                           "data": base64.b64encode(np.ascontiguousarray(v).tobytes()).decode()}}
-    if isinstance(v, bytes):
-        return {"bytes": base64.b64encode(v).decode()}
-    if isinstance(v, (list, tuple)):
-        return {"list": [_encode_value(x) for x in v]}
-    if isinstance(v, (bool, int, float, str)) or v is None:
-        return {"v": v}
-    if hasattr(v, "to_attr"):
-        return {"func": v.to_attr()}
-    raise TypeError(f"attr value {v!r} cannot be serialized")
+def parse_graph_def(data, what="GraphDef"):
+    """A GraphDef from serialized ``data``: TF's binary or text form, or an earlier Tensorweave's JSON."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if graph_json.is_json(data):
+        return graph_json.graph_def_from_json(data)
+    return parse_proto(GraphDef(), data, what)
 
 
-def _decode_value(d):
-    if "type" in d:
-        return dtypes.as_dtype(d["type"])
-    if "shape" in d:
-        return tensor_shape.TensorShape(d["shape"])
-    if "tensor" in d:
-        t = d["tensor"]
-        if t["dtype"] == "string":
-            return np.array([s.encode("latin-1") for s in t["strings"]], dtype=object).reshape(t["shape"])
-        dt = dtypes.as_dtype(t["dtype"]).as_numpy_dtype
-        return np.frombuffer(base64.b64decode(t["data"]), dtype=dt).reshape(t["shape"]).copy()
-    if "bytes" in d:
-        return base64.b64decode(d["bytes"])
-    if "list" in d:
-        return [_decode_value(x) for x in d["list"]]
-    if "func" in d:
-        return d["func"]
-    return d["v"]
+def parse_proto(proto, data, what):
+    """Fills ``proto`` from binary or text ``data``; a ValueError names ``what`` when neither parses.
 
-
-def _encode_node(n):
-    return {"name": n.name, "op": n.op, "input": n.input, "device": n.device,
-            "attr": {k: _encode_value(v) for k, v in sorted(n.attr.items())}}
-
-
-def _decode_node(d):
-    return NodeDef(d["name"], d["op"], d["input"], d.get("device", ""),
-                   {k: _decode_value(v) for k, v in d.get("attr", {}).items()})
+    Text starts with a field name or a comment; binary with a tag byte, which is never a letter for these
+    messages (field numbers below 8), so a text file is not mistaken for binary with unknown fields."""
+    head = data.lstrip()[:1]
+    if not (head.isalpha() or head == b"#"):
+        try:
+            proto.ParseFromString(data)
+            return proto
+        except message.DecodeError as e:
+            error = e
+    else:
+        error = None
+    proto.Clear()
+    try:
+        text_format.Merge(data.decode("utf-8"), proto)
+        return proto
+    except (UnicodeDecodeError, text_format.ParseError) as e:
+        raise ValueError(f"{what} is neither TensorFlow's binary form ({error or 'starts as text'}) nor its text "
+                         f"form: {e}") from None

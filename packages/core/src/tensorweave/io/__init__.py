@@ -14,4 +14,5 @@ from tensorweave.ops.parsing_ops import (  # noqa: F401
 from tensorweave.python_io import (  # noqa: F401
     TFRecordCompressionType, TFRecordOptions, TFRecordWriter, tf_record_iterator,
 )
+from tensorweave.train.meta_graph import write_graph  # noqa: F401
 from tensorweave.queue import PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue  # noqa: F401

@@ -25,8 +25,9 @@ RESTORE = DEFS.define(
     is_stateful=True, grad=NOT_DIFFERENTIABLE,
     doc="Reads the named tensors (or slices) of the checkpoint at prefix, all verified before any is returned. "
         "With shapes, each value's shape is checked too.")
-DEFS.define("MergeV2Checkpoints", inputs=["checkpoint_prefixes: N * string", "destination_prefix: string"],
-            attrs=["N: int >= 1", "delete_old_dirs: bool = True"], is_stateful=True, grad=NOT_DIFFERENTIABLE,
+DEFS.define("MergeV2Checkpoints", inputs=["checkpoint_prefixes: string", "destination_prefix: string"],
+            attrs=["delete_old_dirs: bool = True", "allow_missing_files: bool = False"], is_stateful=True,
+            grad=NOT_DIFFERENTIABLE,
             doc="Makes one checkpoint at destination_prefix of the per-shard checkpoints of a sharded save.")
 DEFS.define("ShardedFilename", inputs=["basename: string", "shard: int32", "num_shards: int32"],
             outputs=["filename: string"], grad=NOT_DIFFERENTIABLE, shape_fn=common_shapes.scalar_shape,
@@ -34,6 +35,10 @@ DEFS.define("ShardedFilename", inputs=["basename: string", "shard: int32", "num_
 STRING_JOIN = DEFS.define("StringJoin", inputs=["inputs: N * string"], outputs=["output: string"],
                           attrs=["N: int >= 1", "separator: string = ''"], grad=NOT_DIFFERENTIABLE,
                           doc="Joins strings elementwise (scalars broadcast).")
+DEFS.define("StaticRegexFullMatch", inputs=["input: string"], outputs=["output: bool"], attrs=["pattern: string"],
+            grad=NOT_DIFFERENTIABLE, shape_fn=common_shapes.unchanged_shape,
+            doc="Whether each string matches ``pattern`` (RE2 syntax; Python's re here) as a whole; TF's Saver "
+                "checks a save path for a URL scheme with it.")
 DEFS.define("ReadFile", inputs=["filename: string"], outputs=["contents: string"], grad=NOT_DIFFERENTIABLE,
             shape_fn=common_shapes.scalar_shape, doc="The bytes of a file.")
 DEFS.define("WriteFile", inputs=["filename: string", "contents: string"], is_stateful=True,
@@ -87,7 +92,9 @@ def restore_v2(prefix, tensor_names, shape_and_slices, dtypes, shapes=None, name
 
 
 def merge_v2_checkpoints(checkpoint_prefixes, destination_prefix, delete_old_dirs=True, name=None):
-    return apply_op("MergeV2Checkpoints", [list(checkpoint_prefixes), destination_prefix],
+    prefixes = apply_op("Pack", [[convert_to_tensor(p, dtype=dtypes.string) for p in checkpoint_prefixes]],
+                        {"axis": 0}, name="checkpoint_prefixes")
+    return apply_op("MergeV2Checkpoints", [prefixes, destination_prefix],
                     {"delete_old_dirs": delete_old_dirs}, name=name or "MergeV2Checkpoints")
 
 

@@ -18,6 +18,7 @@ from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor_conversion import convert_to_tensor, register_tensor_conversion_function
 from tensorweave.ops import (
     array_ops, comparison_ops, concat_split_ops, cond as cond_ops, control_flow_ops, mask_ops, slicing_ops, state_ops,
+    variable_proto,
 )
 from tensorweave.ops.tensor_operators import attach_operators
 
@@ -66,8 +67,8 @@ class Variable:
                  import_scope=None, constraint=None, use_resource=None, synchronization=None, aggregation=None,
                  shape=None):
         if variable_def is not None:
-            raise ValueError("tf.Variable(variable_def=...) is not supported: variables are recreated by building "
-                             "the model again and restoring a checkpoint (tf.train.Saver)")
+            self._init_from_proto(variable_def, import_scope)
+            return
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         if constraint is not None and not callable(constraint):
@@ -118,6 +119,18 @@ class Variable:
             raise ValueError(f"initial_value must have a shape specified: {initial_value}; pass "
                              f"validate_shape=False for a variable whose shape may change")
         return value_shape
+
+    def _init_from_proto(self, variable_def, import_scope=None):
+        """The variable a meta graph's VariableDef describes, over ops already in the default graph."""
+        variable_proto.init_from_proto(self, variable_def, import_scope)
+
+    @staticmethod
+    def from_proto(variable_def, import_scope=None):
+        return Variable(variable_def=variable_def, import_scope=import_scope)
+
+    def to_proto(self, export_scope=None):
+        """This variable as TF's VariableDef (None when it lies outside ``export_scope``)."""
+        return variable_proto.to_proto(self, export_scope)
 
     def _setup(self, handle, dtype, shape, graph_element):
         self._handle = handle

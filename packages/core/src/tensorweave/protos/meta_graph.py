@@ -1,5 +1,6 @@
-"""TensorFlow's graph-export protos (core/framework/op_def.proto, core/protobuf/meta_graph.proto,
-saver.proto, saved_model.proto): what a ``.meta`` file and a SavedModel's ``saved_model.pb`` hold.
+"""TensorFlow's graph-export protos (core/framework/op_def.proto, variable.proto, core/protobuf/meta_graph.proto,
+saver.proto, saved_model.proto, queue_runner.proto): what a ``.meta`` file and a SavedModel's ``saved_model.pb``
+hold.
 
 ``OpDef`` is here because a MetaGraphDef carries the ops its graph uses (``stripped_op_list``), with the attr
 defaults a graph written with ``strip_default_attrs`` leaves out. ``Any`` payloads (``any_info``, ``AnyList``)
@@ -53,6 +54,15 @@ MESSAGES = {
         ("meta_graph_version", 1, "string"), ("stripped_op_list", 2, "OpList"), ("tags", 4, "string", "repeated"),
         ("tensorflow_version", 5, "string"), ("tensorflow_git_version", 6, "string"),
         ("stripped_default_attrs", 7, "bool"), ("function_aliases", 8, "map<string,string>")],
+    "SaveSliceInfoDef": [("full_name", 1, "string"), ("full_shape", 2, "int64", "repeated"),
+                         ("var_offset", 3, "int64", "repeated"), ("var_shape", 4, "int64", "repeated")],
+    "VariableDef": [
+        ("variable_name", 1, "string"), ("initial_value_name", 6, "string"), ("initializer_name", 2, "string"),
+        ("snapshot_name", 3, "string"), ("save_slice_info_def", 4, "SaveSliceInfoDef"), ("is_resource", 5, "bool"),
+        ("trainable", 7, "bool"), ("synchronization", 8, "int32"), ("aggregation", 9, "int32")],
+    "QueueRunnerDef": [
+        ("queue_name", 1, "string"), ("enqueue_op_name", 2, "string", "repeated"), ("close_op_name", 3, "string"),
+        ("cancel_op_name", 4, "string"), ("queue_closed_exception_types", 5, "int32", "repeated")],
     "SavedModel": [("saved_model_schema_version", 1, "int64"), ("meta_graphs", 2, "MetaGraphDef", "repeated")],
 }
 
@@ -67,6 +77,9 @@ SignatureDef = builder.message_class("SignatureDef")
 AssetFileDef = builder.message_class("AssetFileDef")
 MetaGraphDef = builder.message_class("MetaGraphDef")
 SavedModel = builder.message_class("SavedModel")
+SaveSliceInfoDef = builder.message_class("SaveSliceInfoDef")
+VariableDef = builder.message_class("VariableDef")
+QueueRunnerDef = builder.message_class("QueueRunnerDef")
 
-__all__ = ["AssetFileDef", "CollectionDef", "MetaGraphDef", "OpDef", "OpList", "SavedModel", "SaverDef",
-           "SignatureDef", "TensorInfo"]
+__all__ = ["AssetFileDef", "CollectionDef", "MetaGraphDef", "OpDef", "OpList", "QueueRunnerDef", "SaveSliceInfoDef",
+           "SavedModel", "SaverDef", "SignatureDef", "TensorInfo", "VariableDef"]

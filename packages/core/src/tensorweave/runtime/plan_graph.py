@@ -4,7 +4,7 @@ Passes, the placer and the partitioner rewrite a PlanGraph; the user's Graph is 
 """
 
 from tensorweave.framework.apply_op import get_op_def
-from tensorweave.framework.graph_io import GraphDef, NodeDef
+from tensorweave.framework.graph_io import GraphDef, encode_attrs
 
 
 class PlanNode:
@@ -126,11 +126,12 @@ class PlanGraph:
 
     def as_graph_def(self, nodes=None):
         """A GraphDef of ``nodes`` (default: all) with their devices; attrs holding callables are left out."""
-        return GraphDef([NodeDef(n.name, n.op_type,
-                                 [f"{s.name}:{i}" for s, i in n.inputs] + [f"^{c.name}" for c in n.control_inputs],
-                                 n.device or n.requested_device or "",
-                                 {k: v for k, v in n.attrs.items() if not callable(v)})
-                         for n in (self.nodes if nodes is None else nodes)])
+        out = GraphDef()
+        for n in self.nodes if nodes is None else nodes:
+            node = out.node.add(name=n.name, op=n.op_type, device=n.device or n.requested_device or "")
+            node.input.extend([f"{s.name}:{i}" for s, i in n.inputs] + [f"^{c.name}" for c in n.control_inputs])
+            encode_attrs(node, n.attrs, n.op_def, strict=False)
+        return out
 
     def describe(self):
         """One line per node, for inspecting a graph before and after a pass."""

@@ -13,6 +13,8 @@ import weakref
 from tensorweave import errors
 from tensorweave.framework import graph as graph_mod
 from tensorweave.framework.default_session import get_default_session
+from tensorweave.ops.data_flow_ops import QueueBase
+from tensorweave.protos.meta_graph import QueueRunnerDef
 
 __all__ = ["QueueRunner", "add_queue_runner", "start_queue_runners"]
 
@@ -30,7 +32,10 @@ class QueueRunner:
     def __init__(self, queue=None, enqueue_ops=None, close_op=None, cancel_op=None,
                  queue_closed_exception_types=None, queue_runner_def=None, import_scope=None):
         if queue_runner_def is not None:
-            raise ValueError("QueueRunner protocol buffers are not used here; pass queue= and enqueue_ops=")
+            if queue is not None or enqueue_ops:
+                raise ValueError("QueueRunner takes queue_runner_def or queue and enqueue_ops, not both")
+            queue, enqueue_ops, close_op, cancel_op, queue_closed_exception_types = _from_proto(
+                queue_runner_def, import_scope)
         if queue is None or not enqueue_ops:
             raise ValueError("QueueRunner needs a queue and a non-empty list of enqueue_ops")
         self._queue = queue
@@ -41,6 +46,23 @@ class QueueRunner:
         self._lock = threading.Lock()
         self._runs_per_session = weakref.WeakKeyDictionary()
         self._exceptions_raised = []
+
+    @staticmethod
+    def from_proto(queue_runner_def, import_scope=None):
+        return QueueRunner(queue_runner_def=queue_runner_def, import_scope=import_scope)
+
+    def to_proto(self, export_scope=None):
+        """TF's QueueRunnerDef naming this runner's ops (None when the queue lies outside ``export_scope``)."""
+        def strip(name):
+            if not export_scope:
+                return name
+            return name[len(export_scope) + 1:] if name.startswith(export_scope + "/") else None
+        if strip(self._queue.name) is None:
+            return None
+        return QueueRunnerDef(queue_name=strip(self._queue.name),
+                              enqueue_op_name=[strip(op.name) for op in self._enqueue_ops],
+                              close_op_name=strip(self._close_op.name), cancel_op_name=strip(self._cancel_op.name),
+                              queue_closed_exception_types=[e.error_code for e in self._queue_closed_exception_types])
 
     @property
     def queue(self):
@@ -135,6 +157,23 @@ class QueueRunner:
             if start:
                 t.start()
         return threads
+
+
+def _from_proto(queue_runner_def, import_scope):
+    """queue, enqueue ops, close op, cancel op and exception types of a QueueRunnerDef, over ops of the default
+    graph (a meta graph's queue runners, after its import)."""
+    graph = graph_mod.get_default_graph()
+
+    def element(name):
+        found = graph.as_graph_element(f"{import_scope}/{name}" if import_scope else name)
+        return getattr(found, "op", found)
+    queue_op = element(queue_runner_def.queue_name)
+    queue = QueueBase(queue_op.get_attr("component_types"), queue_op.get_attr("shapes") or None, None,
+                      queue_op.outputs[0])
+    codes = queue_runner_def.queue_closed_exception_types
+    return (queue, [element(n) for n in queue_runner_def.enqueue_op_name], element(queue_runner_def.close_op_name),
+            element(queue_runner_def.cancel_op_name),
+            tuple(errors.exception_type_from_error_code(c) for c in codes) or None)
 
 
 def _session_closed(sess):

@@ -25,7 +25,7 @@ from tensorweave.framework.device_spec import DeviceSpec
 from tensorweave.framework.importer import import_graph_def
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops import array_ops, control_flow_ops, io_ops
-from tensorweave.train import checkpoint_management, meta_graph
+from tensorweave.train import checkpoint_management, meta_graph, meta_graph_collections
 from tensorweave.train.meta_graph import MetaGraphDef, SaverDef
 
 __all__ = ["Saver", "import_meta_graph"]
@@ -179,8 +179,10 @@ class Saver:
             groups = self._groups(specs)
             save_tensor = self._add_save_ops(filename, groups)
             restore_op = self._add_restore_ops(filename, groups)
-        self.saver_def = SaverDef(filename.name, save_tensor.name, restore_op.name, self._max_to_keep, self._sharded,
-                                  self._keep_every_n_hours)
+        self.saver_def = SaverDef(filename_tensor_name=filename.name, save_tensor_name=save_tensor.name,
+                                  restore_op_name=restore_op.name, max_to_keep=self._max_to_keep,
+                                  sharded=self._sharded, keep_checkpoint_every_n_hours=self._keep_every_n_hours,
+                                  version=SaverDef.V2)
         self._scope = scope
 
     def _groups(self, specs):
@@ -272,7 +274,7 @@ class Saver:
                                    {self.saver_def.filename_tensor_name: checkpoint_file}))
         if write_meta_graph:
             meta_graph.export_meta_graph(f"{checkpoint_file}.{meta_graph_suffix}", saver_def=self.saver_def,
-                                         graph=sess.graph)
+                                         graph=sess.graph, strip_default_attrs=strip_default_attrs)
         self._record(prefix)
         with checkpoint_format.directory_lock(save_dir):  # no other writer lists a checkpoint between these two
             if write_state:
@@ -367,29 +369,33 @@ def _as_text(value):
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, *, input_map=None):
-    """Adds the meta graph's graph and collections to the default graph; returns a Saver for it (or None).
-
-    ``input_map`` (TF1 passes it on to the import) maps tensor names of the meta graph to tensors of this graph.
-    """
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, *, input_map=None,
+                      return_elements=None):
+    """Adds the meta graph's graph and collections to the default graph; returns a Saver for it (its SaverDef's,
+    else a new one over its variables, else None). Reads TF's binary or text ``.meta`` and earlier Tensorweave
+    JSON ones. ``input_map`` and ``return_elements`` are passed on to the import as in TF1."""
     if isinstance(meta_graph_or_file, MetaGraphDef):
         meta = meta_graph_or_file
     else:
-        with open(meta_graph_or_file, "rb") as f:
-            meta = MetaGraphDef.FromString(f.read())
+        meta = meta_graph.read_meta_graph_file(os.fspath(meta_graph_or_file))
+    graph_def = meta.graph_def
     if clear_devices:
-        for node in meta.graph_def.node:
+        graph_def = type(graph_def).FromString(graph_def.SerializeToString())
+        for node in graph_def.node:
             node.device = ""
-    import_graph_def(meta.graph_def, input_map=input_map, name=import_scope or "")
+    elements = import_graph_def(graph_def, input_map=input_map, return_elements=return_elements,
+                                name=import_scope or "", producer_op_list=meta.meta_info_def.stripped_op_list)
     graph = graph_mod.get_default_graph()
-    scope = f"{import_scope}/" if import_scope else ""
-    for key, items in meta.collection_def.items():
-        for item in items:
-            graph.add_to_collection(key, graph.as_graph_element(scope + item["node"]) if "node" in item
-                                    else item["value"])
-    if meta.saver_def is None:
-        return None
-    names = meta.saver_def.as_dict()
-    for key in ("filename_tensor_name", "save_tensor_name", "restore_op_name"):
-        names[key] = scope + names[key]
-    return Saver(saver_def=SaverDef(**names))
+    meta_graph_collections.restore_collections(meta, graph, import_scope)
+    if meta.HasField("saver_def"):
+        scope = f"{import_scope}/" if import_scope else ""
+        saver_def = SaverDef()
+        saver_def.CopyFrom(meta.saver_def)
+        for key in ("filename_tensor_name", "save_tensor_name", "restore_op_name"):
+            setattr(saver_def, key, scope + getattr(saver_def, key))
+        saver = Saver(saver_def=saver_def)
+    elif graph.get_collection(graph_mod.GraphKeys.GLOBAL_VARIABLES):
+        saver = Saver()
+    else:
+        saver = None
+    return saver if return_elements is None else (saver, elements)

@@ -3,6 +3,7 @@ tensorweave.formats.checkpoint_format, the readers in tensorweave_cpu.readers.""
 
 import glob
 import os
+import re
 
 import numpy as np
 
@@ -56,14 +57,24 @@ def _restore(prefix, tensor_names, shape_and_slices, *, dtypes, shapes):
 
 
 @KERNELS.register("MergeV2Checkpoints")
-def _merge(*prefixes, delete_old_dirs):
-    *parts, destination = prefixes
-    checkpoint_format.merge_checkpoints([_text(p) for p in parts], _text(destination), delete_old_dirs)
+def _merge(prefixes, destination, *, delete_old_dirs, allow_missing_files):
+    parts = [_text(p) for p in np.asarray(prefixes, dtype=object).reshape(-1)]
+    if allow_missing_files:
+        parts = [p for p in parts if checkpoint_format.exists(p)]
+    checkpoint_format.merge_checkpoints(parts, _text(destination), delete_old_dirs)
 
 
 @KERNELS.register("ShardedFilename")
 def _sharded_filename(basename, shard, num_shards):
     return np.array(f"{_text(basename)}-{int(shard):05d}-of-{int(num_shards):05d}".encode(), dtype=object)
+
+
+@KERNELS.register("StaticRegexFullMatch")
+def _static_regex_full_match(strings, *, pattern):
+    regex = re.compile(pattern.encode())
+    flat = np.asarray(strings, dtype=object).reshape(-1)
+    return np.array([regex.fullmatch(v if isinstance(v, bytes) else str(v).encode()) is not None for v in flat],
+                    dtype=np.bool_).reshape(np.shape(strings))
 
 
 @KERNELS.register("StringJoin")

@@ -19,7 +19,7 @@ from tensorweave_board.server.histogram_bins import histogram_view
 from tensorweave_board.server.query import BadRequest
 from tensorweave_board.server.replies import json_reply
 from tensorweave_board.server.timeline import chrome_trace, timeline
-from tensorweave_board.tensor_codec import tensor_proto_to_array
+from tensorweave.extension import tensor_protos
 
 __all__ = ["Api", "BadRequest", "NotFound"]
 
@@ -161,7 +161,7 @@ class Api:
             if value.tag == blob.tag:
                 if blob.index < 0:
                     return 200, "image/png", value.image.encoded_image_string
-                return 200, "image/png", tensor_proto_to_array(value.tensor).reshape(-1)[blob.index]
+                return 200, "image/png", tensor_protos.tensor_proto_to_array(value.tensor).reshape(-1)[blob.index]
         raise NotFound("the image is no longer in its event file")
 
     @staticmethod

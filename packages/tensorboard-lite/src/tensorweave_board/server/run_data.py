@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from tensorweave_board.tensor_codec import tensor_proto_to_array
+from tensorweave.extension import tensor_protos
 
 _log = logging.getLogger("tensorweave_board")
 _SHOWN_PLUGINS = ("scalars", "histograms", "images", "text")
@@ -205,7 +205,7 @@ class RunData:
     def _add_tensor(self, path, offset, step, wall, value):
         tag, plugin = value.tag, self.plugins.get(value.tag, "")
         try:
-            self._add_array(path, offset, step, wall, tag, plugin, tensor_proto_to_array(value.tensor))
+            self._add_array(path, offset, step, wall, tag, plugin, tensor_protos.tensor_proto_to_array(value.tensor))
         except (ValueError, TypeError) as e:  # a foreign writer's tensor: this value is skipped, not the file
             if plugin in _SHOWN_PLUGINS and (plugin, tag) not in self._unshown:
                 self._unshown.add((plugin, tag))
