@@ -9,6 +9,7 @@ import tempfile
 
 from tensorweave import dtypes
 from tensorweave.estimator import evaluation, util
+from tensorweave.estimator.export import exporting
 from tensorweave.estimator.model_fn import EstimatorSpec, ModeKeys
 from tensorweave.estimator.run_config import RunConfig
 from tensorweave.framework import graph as graph_mod
@@ -296,7 +297,6 @@ class Estimator:
                            checkpoint_path=None, experimental_mode=ModeKeys.PREDICT):
         """Writes the PREDICT graph fed by ``serving_input_receiver_fn`` and the newest (or the given)
         checkpoint's variables as a SavedModel in a new timestamped folder of ``export_dir_base``."""
-        from tensorweave.estimator.export import exporting
         return exporting.export_saved_model(self, export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
                                             checkpoint_path, experimental_mode)
 

@@ -3,6 +3,7 @@ returns under one signature; each becomes a SignatureDef when the Estimator expo
 
 from tensorweave import dtypes
 from tensorweave.framework.tensor import Tensor
+from tensorweave.saved_model import signature_def_utils
 
 __all__ = ["ClassificationOutput", "ExportOutput", "PredictOutput", "RegressionOutput"]
 
@@ -45,11 +46,6 @@ def _single_string_input(receiver_tensors, what):
     raise ValueError(f"{what} input must be a single string Tensor; got {receiver_tensors}")
 
 
-def _signature_def_utils():
-    from tensorweave.saved_model import signature_def_utils
-    return signature_def_utils
-
-
 class ClassificationOutput(ExportOutput):
     """Scores (float) and/or classes (string) for the ``tensorflow/serving/classify`` API."""
 
@@ -67,7 +63,7 @@ class ClassificationOutput(ExportOutput):
 
     def as_signature_def(self, receiver_tensors):
         examples = _single_string_input(receiver_tensors, "Classification")
-        return _signature_def_utils().classification_signature_def(examples, self.classes, self.scores)
+        return signature_def_utils.classification_signature_def(examples, self.classes, self.scores)
 
 
 class RegressionOutput(ExportOutput):
@@ -82,7 +78,7 @@ class RegressionOutput(ExportOutput):
 
     def as_signature_def(self, receiver_tensors):
         examples = _single_string_input(receiver_tensors, "Regression")
-        return _signature_def_utils().regression_signature_def(examples, self.value)
+        return signature_def_utils.regression_signature_def(examples, self.value)
 
 
 class PredictOutput(ExportOutput):
@@ -97,7 +93,7 @@ class PredictOutput(ExportOutput):
     outputs = property(lambda self: self._outputs)
 
     def as_signature_def(self, receiver_tensors):
-        return _signature_def_utils().predict_signature_def(receiver_tensors, self.outputs)
+        return signature_def_utils.predict_signature_def(receiver_tensors, self.outputs)
 
 
 def get_export_outputs(export_outputs, predictions):

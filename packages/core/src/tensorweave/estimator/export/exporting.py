@@ -8,9 +8,16 @@ import os
 import shutil
 import time
 
+from tensorweave import errors
 from tensorweave.estimator.export.serving_input import SINGLE_RECEIVER_DEFAULT_NAME
 from tensorweave.estimator.model_fn import ModeKeys
 from tensorweave.framework import graph as graph_mod
+from tensorweave.ops import variables
+from tensorweave.runtime.session import Session
+from tensorweave.saved_model import builder as builder_lib
+from tensorweave.saved_model import signature_constants as sc
+from tensorweave.saved_model import signature_def_utils, tag_constants
+from tensorweave.train.saver import Saver
 
 _log = logging.getLogger("tensorflow")
 MAX_DIRECTORY_CREATION_ATTEMPTS = 10
@@ -38,7 +45,6 @@ def build_all_signature_defs(receiver_tensors, export_outputs, receiver_tensors_
                              serving_only=True):
     """name -> SignatureDef for every export output (and every alternative receiver); an output that cannot be
     served from these receivers is left out and logged, as in TF."""
-    from tensorweave.saved_model import signature_def_utils
     if not isinstance(receiver_tensors, dict):
         receiver_tensors = {SINGLE_RECEIVER_DEFAULT_NAME: receiver_tensors}
     if export_outputs is None or not isinstance(export_outputs, dict):
@@ -61,7 +67,6 @@ def build_all_signature_defs(receiver_tensors, export_outputs, receiver_tensors_
 
 
 def _log_signature_report(signatures, excluded):
-    from tensorweave.saved_model import signature_constants as sc
     friendly = {sc.CLASSIFY_METHOD_NAME: "Classify", sc.REGRESS_METHOD_NAME: "Regress",
                 sc.PREDICT_METHOD_NAME: "Predict"}
     by_method = collections.OrderedDict((method, []) for method in friendly)
@@ -80,10 +85,6 @@ def _log_signature_report(signatures, excluded):
 
 
 def _add_meta_graph_for_mode(estimator, builder, serving_input_receiver_fn, checkpoint_path, mode):
-    from tensorweave.runtime.session import Session
-    from tensorweave.saved_model import tag_constants
-    from tensorweave.ops import variables
-    from tensorweave.train.saver import Saver
     graph, _ = estimator._new_graph()
     with graph.as_default():
         receiver = serving_input_receiver_fn()
@@ -96,7 +97,6 @@ def _add_meta_graph_for_mode(estimator, builder, serving_input_receiver_fn, chec
                 local_init_op = variables.local_variables_initializer()
             # restores either format; writes TF's, so real TensorFlow (and its serving) loads the export too
             saver = spec.scaffold.saver or Saver(sharded=True, checkpoint_format="tensorflow")
-            from tensorweave import errors
             try:
                 saver.restore(session, checkpoint_path)
             except errors.NotFoundError as e:
@@ -113,7 +113,6 @@ def _add_meta_graph_for_mode(estimator, builder, serving_input_receiver_fn, chec
 def export_saved_model(estimator, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False,
                        checkpoint_path=None, mode=ModeKeys.PREDICT):
     """Writes the SavedModel; returns its folder (bytes, as TF's)."""
-    from tensorweave.saved_model import builder as builder_lib
     if serving_input_receiver_fn is None:
         raise ValueError("An input_receiver_fn must be defined.")
     if mode != ModeKeys.PREDICT:
