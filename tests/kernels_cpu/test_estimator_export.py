@@ -5,13 +5,13 @@ numbers against TF's own Estimator are in test_estimator_tf1.py)."""
 import json
 import logging
 import os
-import subprocess
 import textwrap
 
 import numpy as np
 import pytest
 
 import tensorweave as tf
+from tf1_fixtures import run_in_tf, tf_python
 
 X = np.linspace(0, 1, 12, dtype=np.float32).reshape(4, 3)
 
@@ -132,20 +132,9 @@ _SERVE_IN_TF = textwrap.dedent("""
 """)
 
 
-def _tf_python():
-    for candidate in (os.environ.get("TENSORWEAVE_TF_PYTHON"), "/work/tf-venv/bin/python"):
-        if candidate and os.path.isfile(candidate):
-            return candidate
-    return None
-
-
-@pytest.mark.skipif(_tf_python() is None, reason="no interpreter with TensorFlow: set TENSORWEAVE_TF_PYTHON to one "
+@pytest.mark.skipif(tf_python() is None, reason="no interpreter with TensorFlow: set TENSORWEAVE_TF_PYTHON to one "
                                                  "(TensorFlow is never a dependency of Tensorweave's tests)")
 def test_real_tensorflow_serves_the_export(trained, tmp_path):
     export_dir = trained.export_saved_model(str(tmp_path / "export"), raw_receiver()).decode()
-    proc = subprocess.run([_tf_python(), "-c", _SERVE_IN_TF, export_dir, json.dumps(X[2:].tolist())],
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"})
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    np.testing.assert_allclose(json.loads(proc.stdout.strip().splitlines()[-1]),
-                               X[2:] @ trained.get_variable_value("w"), rtol=1e-6)
+    served = run_in_tf(_SERVE_IN_TF, export_dir, json.dumps(X[2:].tolist()))
+    np.testing.assert_allclose(served, X[2:] @ trained.get_variable_value("w"), rtol=1e-6)
