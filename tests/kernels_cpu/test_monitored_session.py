@@ -3,6 +3,7 @@ queue runners, recovery from preemption, and a training process killed with SIGK
 
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -108,7 +109,9 @@ def test_logging_tensor_hook_logs_every_n_iterations(caplog):
             for i in range(5):
                 sess.run(doubled, {x: float(i)})
     logged = [r.getMessage() for r in caplog.records if r.getMessage().startswith("doubled = ")]
-    assert logged == ["doubled = 0.0", "doubled = 4.0", "doubled = 8.0"]
+    assert [m.split(" (")[0] for m in logged] == ["doubled = 0.0", "doubled = 4.0", "doubled = 8.0"]
+    assert logged[0] == "doubled = 0.0"  # TF's format: the seconds since the previous line follow from the second
+    assert all(re.fullmatch(r"doubled = \d\.0 \(\d+\.\d{3} sec\)", m) for m in logged[1:]), logged
 
 
 def test_feed_fn_final_ops_and_step_counter_hooks(caplog):

@@ -121,6 +121,7 @@ from tensorweave import metrics  # noqa: E402,F401
 from tensorweave import saved_model  # noqa: E402,F401
 from tensorweave import python  # noqa: E402,F401 - tf.python.framework.graph_util
 from tensorweave.framework import graph_util  # noqa: E402,F401
+from tensorweave import estimator  # noqa: E402,F401 - above train, metrics and data
 
 from tensorweave import contrib  # noqa: E402,F401 - TF1's contrib: only the pieces programs still import
 from tensorweave import python  # noqa: E402,F401 - TF1's internal module paths (tf.python.framework.ops...)

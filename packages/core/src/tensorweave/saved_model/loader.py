@@ -14,7 +14,7 @@ __all__ = ["contains_saved_model", "load", "maybe_saved_model_directory"]
 
 def maybe_saved_model_directory(export_dir):
     """Whether ``export_dir`` holds a SavedModel (its saved_model.pb or .pbtxt)."""
-    export_dir = os.fspath(export_dir)
+    export_dir = os.fsdecode(export_dir)  # TF takes bytes too (Estimator.export_saved_model returns bytes)
     return any(os.path.isfile(os.path.join(export_dir, name))
                for name in (constants.SAVED_MODEL_FILENAME_PB, constants.SAVED_MODEL_FILENAME_PBTXT))
 
@@ -24,7 +24,7 @@ contains_saved_model = maybe_saved_model_directory
 
 def read_saved_model(export_dir):
     """The SavedModel proto of ``export_dir``; a file that does not parse is a DataLossError naming it."""
-    export_dir = os.fspath(export_dir)
+    export_dir = os.fsdecode(export_dir)  # TF takes bytes too (Estimator.export_saved_model returns bytes)
     binary = os.path.join(export_dir, constants.SAVED_MODEL_FILENAME_PB)
     text = os.path.join(export_dir, constants.SAVED_MODEL_FILENAME_PBTXT)
     proto = SavedModel()
@@ -61,7 +61,7 @@ def _meta_graph_for(saved_model, tags, export_dir):
 def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
     """Imports the meta graph tagged ``tags`` into ``sess.graph``, restores its variables, runs its main op
     (with its assets' paths fed); returns the MetaGraphDef (its ``signature_def`` names the tensors to run)."""
-    export_dir = os.fspath(export_dir)
+    export_dir = os.fsdecode(export_dir)  # TF takes bytes too (Estimator.export_saved_model returns bytes)
     meta = _meta_graph_for(read_saved_model(export_dir), tags, export_dir)
     with sess.graph.as_default():
         saver = import_meta_graph(meta, import_scope=import_scope, **saver_kwargs)

@@ -8,7 +8,9 @@ import time
 import numpy as np
 
 from tensorweave.framework import graph as graph_mod
+from tensorweave.framework.registry import get_registries
 from tensorweave.framework.tensor import Tensor
+from tensorweave.protos.summary import Summary
 from tensorweave.train import training_util
 from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunHook
 
@@ -161,7 +163,7 @@ class CheckpointSaverHook(SessionRunHook):
 
     def _save(self, session, step):
         """Saves; True if a listener asks to stop."""
-        _log.info("saving checkpoint for step %d into %s", step, self._save_path)
+        _log.info("Saving checkpoints for %d into %s.", step, self._save_path)
         for listener in self._listeners:
             listener.before_save(session, step)
         self._get_saver().save(session, self._save_path, global_step=step, write_meta_graph=self._save_graph_def)
@@ -169,27 +171,41 @@ class CheckpointSaverHook(SessionRunHook):
 
 
 class StepCounterHook(SessionRunHook):
-    """Logs global steps per second every ``every_n_steps`` steps or ``every_n_secs`` seconds."""
+    """Logs global steps per second every ``every_n_steps`` steps or ``every_n_secs`` seconds, and writes it as
+    the ``global_step/sec`` summary into ``output_dir`` (or ``summary_writer``) when the dashboard package is
+    installed, as TF's hook does."""
 
     def __init__(self, every_n_steps=100, every_n_secs=None, output_dir=None, summary_writer=None):
         if (every_n_steps is None) == (every_n_secs is None):
             raise ValueError("exactly one of every_n_steps and every_n_secs must be given")
         self._timer = SecondOrStepTimer(every_secs=every_n_secs, every_steps=every_n_steps)
+        self._output_dir, self._summary_writer = output_dir, summary_writer
         self.steps_per_sec = None
 
     def begin(self):
         self._global_step = _global_step_tensor(self)
+        self._summary_tag = self._global_step.op.name + "/sec"
+        if self._summary_writer is None and self._output_dir:
+            summary = get_registries().api.get("summary")
+            if summary is not None:
+                self._summary_writer = summary.FileWriterCache.get(self._output_dir)
 
     def before_run(self, run_context):
         return SessionRunArgs(self._global_step)
 
     def after_run(self, run_context, run_values):
-        step = int(run_values.results)
+        # the step fetched is the one before this run's increment; like TF, read the real one only when due
+        if not self._timer.should_trigger_for_step(int(run_values.results) + 1):
+            return
+        step = int(run_context.session.run(self._global_step))
         if self._timer.should_trigger_for_step(step):
             secs, steps = self._timer.update_last_triggered_step(step)
             if secs:
                 self.steps_per_sec = steps / secs
-                _log.info("global_step/sec: %g", self.steps_per_sec)
+                if self._summary_writer is not None:
+                    value = Summary.Value(tag=self._summary_tag, simple_value=self.steps_per_sec)
+                    self._summary_writer.add_summary(Summary(value=[value]), step)
+                _log.info("%s: %g", self._summary_tag, self.steps_per_sec)
 
 
 class NanLossDuringTrainingError(RuntimeError):
@@ -244,14 +260,23 @@ class LoggingTensorHook(SessionRunHook):
         return SessionRunArgs(self._current) if self._should_trigger else None
 
     def _log_values(self, values):
+        """Logs as TF does: ``tag = value`` (numpy's str, no scientific notation), then the seconds since the
+        previous line."""
+        elapsed_secs = None
+        if self._timer is not None:
+            elapsed_secs, _ = self._timer.update_last_triggered_step(self._iter_count)
         if self._formatter is not None:
             _log.info(self._formatter(values))
+            return
+        with np.printoptions(suppress=True):
+            stats = ", ".join("%s = %s" % (tag, values[tag]) for tag in self._tag_order)
+        if elapsed_secs is not None:
+            _log.info("%s (%.3f sec)", stats, elapsed_secs)
         else:
-            _log.info(", ".join(f"{tag} = {values[tag]}" for tag in self._tag_order))
+            _log.info("%s", stats)
 
     def after_run(self, run_context, run_values):
         if self._should_trigger:
-            self._timer.update_last_triggered_step(self._iter_count)
             self._log_values(run_values.results)
         self._iter_count += 1
 

@@ -332,6 +332,7 @@ class Saver:
         if not checkpoint_format.exists(save_path):
             raise ValueError(f"the passed save_path is not a valid checkpoint: {save_path!r} "
                              f"({save_path}.index does not exist)")
+        _log.info("Restoring parameters from %s", save_path)  # TF's line: which checkpoint a run starts from
         try:
             sess.run(self.saver_def.restore_op_name, {self.saver_def.filename_tensor_name: save_path})
         except errors.NotFoundError as e:
