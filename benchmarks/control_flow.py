@@ -3,7 +3,9 @@ the training step of examples/lstm_sequence.py (an LSTM in a tf.while_loop, Adam
 LSTMCell step, forward and backward, as examples/char_lstm.py writes it.
 
 Each program is one builder taking the framework as ``tf``: Tensorweave here, ``tensorflow.compat.v1`` in the
-TF1 worker (``benchmarks.tf1``), so both run the same graph. numpy rows are the same loop in Python.
+TF1 worker (``benchmarks.tf1``), so both run the same graph. numpy rows are the same loop in Python. The
+"dataflow" rows are Tensorweave with ``ConfigProto(executor="dataflow")``: every node scheduled, the way
+loops ran before the structured executor.
 """
 
 import importlib.util
@@ -27,19 +29,24 @@ def _tensorweave(tf):
     return tf
 
 
-def small_loop(tf=None):
+def _session(tf, graph, executor):
+    """A session on ``graph``; ``executor`` (Tensorweave's ConfigProto field, not TF1's) when given."""
+    return tf.Session(graph=graph, config=tf.ConfigProto(executor=executor)) if executor else tf.Session(graph=graph)
+
+
+def small_loop(tf=None, executor=None):
     tf = _tensorweave(tf)
     graph = tf.Graph()
     with graph.as_default():
         x0 = tf.placeholder(tf.float32, [SMALL_SIZE])
         _, y = tf.while_loop(lambda i, x: i < SMALL_ITERATIONS, lambda i, x: (i + 1, x * 0.5 + 1.0),
                              [tf.constant(0), x0])
-    sess = tf.Session(graph=graph)
+    sess = _session(tf, graph, executor)
     feed = {x0: np.linspace(-1, 1, SMALL_SIZE, dtype=np.float32)}
     return lambda: sess.run(y, feed)
 
 
-def matmul_loop(tf=None):
+def matmul_loop(tf=None, executor=None):
     tf = _tensorweave(tf)
     graph = tf.Graph()
     with graph.as_default():
@@ -47,7 +54,7 @@ def matmul_loop(tf=None):
         x0 = tf.placeholder(tf.float32, [MATMUL_SIZE, MATMUL_SIZE])
         _, y = tf.while_loop(lambda i, x: i < MATMUL_ITERATIONS, lambda i, x: (i + 1, tf.tanh(tf.matmul(x, w))),
                              [tf.constant(0), x0])
-    sess = tf.Session(graph=graph)
+    sess = _session(tf, graph, executor)
     feed = {x0: np.eye(MATMUL_SIZE, dtype=np.float32)}
     return lambda: sess.run(y, feed)
 
@@ -79,7 +86,7 @@ def numpy_matmul():
     return run
 
 
-def lstm_example_step(tf=None):
+def lstm_example_step(tf=None, executor=None):
     """examples/lstm_sequence.py's model and Adam step on one adding-problem batch (the example's defaults)."""
     tf = _tensorweave(tf)
     example = _load_example(tf)
@@ -88,7 +95,7 @@ def lstm_example_step(tf=None):
         model = example.build_model(EXAMPLE["max_len"], EXAMPLE["num_units"], EXAMPLE["learning_rate"],
                                     EXAMPLE["seed"])
         init = tf.global_variables_initializer()
-    sess = tf.Session(graph=graph)
+    sess = _session(tf, graph, executor)
     sess.run(init)
     batch = example.adding_problem(EXAMPLE["batch"], EXAMPLE["max_len"], np.random.default_rng(EXAMPLE["seed"]))
     feed = dict(zip([model["inputs"], model["lengths"], model["targets"]], batch))
@@ -112,7 +119,7 @@ def _load_example(tf):
     return module
 
 
-def dynamic_rnn_step(tf=None):
+def dynamic_rnn_step(tf=None, executor=None):
     """A character model as examples/char_lstm.py builds it (embedding, LSTMCell, dynamic_rnn, dense read-out),
     trained by SGD; weights from a seeded numpy generator so both frameworks start alike."""
     tf = _tensorweave(tf)
@@ -134,7 +141,7 @@ def dynamic_rnn_step(tf=None):
         loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=logits))
         train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
         init = tf.global_variables_initializer()
-    sess = tf.Session(graph=graph)
+    sess = _session(tf, graph, executor)
     sess.run(init)
     data = np.random.default_rng(6).integers(0, RNN_VOCAB, (RNN_BATCH, RNN_STEPS + 1)).astype(np.int32)
     feed = {chars: data[:, :-1], targets: data[:, 1:]}
@@ -162,17 +169,23 @@ def run(options):
     small, matmul = small_loop(), matmul_loop()
     example, example_loss = lstm_example_step()
     rnn, rnn_loss = dynamic_rnn_step()
-    mine = {SMALL: (small, small(), SMALL_ITERATIONS, {"numpy": numpy_small()}),
-            MATMUL: (matmul, matmul(), MATMUL_ITERATIONS, {"numpy": numpy_matmul()}),
-            LSTM_EXAMPLE: (example, [example_loss() for _ in range(3)], 1, {}),
-            DYNAMIC_RNN: (rnn, [rnn_loss() for _ in range(3)], 1, {})}
+    old_example, old_example_loss = lstm_example_step(executor="dataflow")
+    old_rnn, old_rnn_loss = dynamic_rnn_step(executor="dataflow")
+    mine = {SMALL: (small, small(), SMALL_ITERATIONS, {"dataflow": (small_loop(executor="dataflow"), None),
+                                                       "numpy": (numpy_small(), None)}),
+            MATMUL: (matmul, matmul(), MATMUL_ITERATIONS, {"dataflow": (matmul_loop(executor="dataflow"), None),
+                                                           "numpy": (numpy_matmul(), None)}),
+            LSTM_EXAMPLE: (example, [example_loss() for _ in range(3)], 1,
+                           {"dataflow": (old_example, [old_example_loss() for _ in range(3)])}),
+            DYNAMIC_RNN: (rnn, [rnn_loss() for _ in range(3)], 1,
+                          {"dataflow": (old_rnn, [old_rnn_loss() for _ in range(3)])})}
     cases = []
     for name, (step, value, per_call, others) in mine.items():
         steps, check = {"tensorweave": step}, {"tensorweave": value}
         if name in reference:
             steps["tf1"], check["tf1"] = reference[name]
-        for other, fn in others.items():
-            steps[other], check[other] = fn, fn()
+        for other, (fn, value) in others.items():
+            steps[other], check[other] = fn, fn() if value is None else value
         cases.append(Case(name, steps, unit="iteration" if per_call > 1 else "step", per_call=per_call,
                           check=check, check_rtol=1e-3))
     return cases

@@ -14,18 +14,25 @@ def _kinds(sess):
 
 
 def _both(build, feeds_of=lambda t: {}, runs=1, init=True, expect="structured"):
-    """Runs ``build()``'s fetches through the default executor and the dataflow one; returns both results."""
+    """Runs ``build()``'s fetches through the default executor and the dataflow one; returns both results.
+    ``build`` returns (fetches, inputs) or (fetches, inputs, train): a training op runs after each fetch, in
+    a run of its own (fetched with the values it updates, the order of reads and updates would be a race,
+    in TF1 as here)."""
     out = []
     for executor in (None, "dataflow"):
         graph = tf.Graph()
         with graph.as_default():
             tf.set_random_seed(3)
-            fetches, inputs = build()
+            fetches, inputs, *train = build()
             initializer = tf.global_variables_initializer() if init else None
         with tf.Session(graph=graph, config=tf.ConfigProto(executor=executor)) as sess:
             if initializer is not None:
                 sess.run(initializer)
-            values = [sess.run(fetches, feeds_of(inputs)) for _ in range(runs)]
+            values = []
+            for _ in range(runs):
+                values.append(sess.run(fetches, feeds_of(inputs)))
+                if train:
+                    sess.run(train[0], feeds_of(inputs))
             kinds = _kinds(sess)
         out.append((values, kinds))
     (mine, kinds), (theirs, their_kinds) = out
@@ -114,7 +121,7 @@ def test_gradients_through_loops_and_conds():
         loss = tf.reduce_sum(h * h)
         grads = tf.gradients(loss, [w, x])
         train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
-        return [loss, grads, train], x
+        return [loss, grads], x, train
 
     _both(build, lambda x: {x: np.arange(10, dtype=np.float32).reshape(5, 2) / 10}, runs=3)
 
@@ -143,7 +150,7 @@ def test_dynamic_rnn_lstm_step_with_gradients_and_lengths():
         outputs, state = tf.nn.dynamic_rnn(cell, inputs, sequence_length=lengths, dtype=tf.float32)
         loss = tf.reduce_mean(tf.square(outputs)) + tf.reduce_sum(state.h)
         train = tf.train.AdamOptimizer(0.01).minimize(loss)
-        return [loss, outputs, state, train], (inputs, lengths)
+        return [loss, outputs, state], (inputs, lengths), train
 
     rng = np.random.default_rng(0)
     data = rng.standard_normal((4, 7, 5)).astype(np.float32)

@@ -200,6 +200,8 @@ class _Compiler:
         i = self.index[id(node)]
         role = node.role
         args = [self._name(v) for v in node.inputs]
+        if node.op_def.is_pass_through and role is None and not node.num_outputs:
+            return  # a NoOp: its control edges order nothing that the code's own order does not
         if role in _ALIASES or _passes_through(node):
             for slot in range(node.num_outputs):
                 self.names[(id(node), slot)] = args[0]
