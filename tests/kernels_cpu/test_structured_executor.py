@@ -249,3 +249,16 @@ def test_loops_with_blocking_kernels_and_traced_steps_use_the_dataflow_executor(
         assert sess.run(plain, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
                         run_metadata=metadata) == 3
         assert any("while" in s.node_name for d in metadata.step_stats.dev_stats for s in d.node_stats)
+
+
+def test_control_flow_that_is_not_plain_nesting_keeps_the_dataflow_executor():
+    from tensorweave.ops.control_flow_ops import merge
+
+    graph = tf.Graph()
+    with graph.as_default():
+        a = tf.placeholder(tf.float32, [])
+        first_live, index = merge([a * 2.0, a + 1.0])  # two live inputs: the first to arrive wins
+    with tf.Session(graph=graph) as sess:
+        value, which = sess.run([first_live, index], {a: 3.0})
+        assert _kinds(sess) == ["dataflow"]
+    assert (value, which) in ((6.0, 0), (4.0, 1))
