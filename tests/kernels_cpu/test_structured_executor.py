@@ -107,6 +107,18 @@ def test_conds_in_loops_and_loops_in_conds():
     _both(build, lambda t: {t[0]: values, t[1]: False})
 
 
+def test_a_conds_result_as_the_predicate_of_the_next_cond_and_of_a_loop():
+    def build():
+        x = tf.placeholder(tf.float32, [])
+        positive = tf.cond(x > 0, lambda: tf.constant(True), lambda: x < -5.0)
+        y = tf.cond(positive, lambda: x * 3.0, lambda: x - 1.0)
+        n = tf.while_loop(lambda i, go: go, lambda i, go: (i + 1, i < 4), [0, positive])[0]
+        return [positive, y, n], x
+
+    for value in (2.0, -1.0, -7.0):
+        _both(build, lambda x: {x: value})
+
+
 def test_gradients_through_loops_and_conds():
     def build():
         w = tf.Variable(np.linspace(0.2, 0.9, 6).reshape(2, 3).astype(np.float32))

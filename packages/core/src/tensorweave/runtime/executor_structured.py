@@ -17,7 +17,7 @@ import numpy as np
 from tensorweave import errors
 from tensorweave.runtime.control_structure import Loop, NotStructured, analyze, pred_key
 from tensorweave.runtime.executor_dataflow import DataflowExecutor
-from tensorweave.runtime.executor_linear import _wait_async, is_multi_output
+from tensorweave.runtime.executor_linear import is_multi_output
 from tensorweave.runtime.kernels import instantiate, wrap_error
 from tensorweave.runtime.step import OpContext
 
@@ -87,7 +87,7 @@ class _Compiler:
         self.lines = []  # the function's body
         self.hoisted = []  # (line, node) run once at the start: input-less pure nodes of loop bodies (Consts)
         self.line_to_node = {}
-        self.env = {"OpContext": OpContext, "dev": ex.device, "_wait_async": _wait_async, "_I0": np.int32(0),
+        self.env = {"OpContext": OpContext, "dev": ex.device, "_I0": np.int32(0),
                     "_I1": np.int32(1), "_truth": _truth, "_bad_predicate": _bad_predicate,
                     "_dead_fetch": _dead_fetch}
         self.names = {}  # (id(node), slot) -> the variable holding it
@@ -101,6 +101,7 @@ class _Compiler:
                 key = pred_key(*node.inputs[1])
                 self.preds[key] = f"t{len(self.preds)}" if key not in self.preds else self.preds[key]
         self.loop_merges = set()
+        self.computed = set()  # truth variables assigned so far in the code
         self.dead_checked = []  # (flag, retval) of fetches that a cond may leave dead
         for node in ex.nodes:
             if node.op_type == "_Retval" and ex._guards[(id(node.inputs[0][0]), node.inputs[0][1])]:
@@ -138,7 +139,7 @@ class _Compiler:
                 common += 1
             open_guard = guard[:common]
             for pred, side in guard[common:]:
-                self._emit(depth + len(open_guard), f"if {'' if side else 'not '}{self.preds[pred]}:")
+                self._emit(depth + len(open_guard), f"if {'' if side else 'not '}{self._truth(pred)}:")
                 open_guard += ((pred, side),)
             at = depth + len(open_guard)
             start = len(self.lines)
@@ -171,7 +172,7 @@ class _Compiler:
         self._region(loop.body, depth + 1, fid, it)
         for exit_ in loop.exits:
             self.names[(id(exit_), 0)] = self._name(exit_.inputs[0])
-        cond = self.preds[(id(loop.loop_cond), 0)]
+        cond = self._truth((id(loop.loop_cond), 0))
         self._emit(depth + 1, f"if not {cond}: break", loop.loop_cond)
         following = [(f"v{self.index[id(m)]}_0", self._name(n.inputs[0])) for m, _, n in loop.merges]
         if following:
@@ -212,6 +213,8 @@ class _Compiler:
             return
         if role == "merge":
             self._cond_merge(node, depth)
+            for slot in range(node.num_outputs):
+                self._truth_of(node, slot, depth)
             return
         for slot in range(node.num_outputs):
             self.names[(id(node), slot)] = f"v{i}_{slot}"
@@ -258,18 +261,26 @@ class _Compiler:
         pred, _ = guards[0][-1]
         taken = 0 if guards[0][-1][1] else 1  # the input on the predicate's true side
         t, f = self._name(node.inputs[taken]), self._name(node.inputs[1 - taken])
-        truth = self.preds[pred]
+        truth = self._truth(pred)
         self.names[(id(node), 0)] = f"v{i}_0"
         self._emit(depth, f"v{i}_0 = {t} if {truth} else {f}", node)
         if (id(node), 1) in self.read:
             self.names[(id(node), 1)] = f"v{i}_1"
             self._emit(depth, f"v{i}_1 = _I{taken} if {truth} else _I{1 - taken}", node)
 
+    def _truth(self, pred):
+        """The variable holding a predicate's truth; the analysis and this code must agree that it is set."""
+        truth = self.preds.get(pred)
+        if truth not in self.computed:
+            raise NotStructured(f"a predicate is read before the code computes it ({pred})")
+        return truth
+
     def _truth_of(self, node, slot, depth):
         """After the node that computes a predicate: its truth, read once for every Switch on it."""
         truth = self.preds.get((id(node), slot))
         if truth is None:
             return
+        self.computed.add(truth)
         value = self.names[(id(node), slot)]
         shape = node.output_shapes[slot]
         scalar = shape is not None and shape.as_tuple() == ()
@@ -283,7 +294,7 @@ class _Compiler:
         key = pred_key(src, slot)
         shape = src.output_shapes[slot]
         if shape is None or shape.as_tuple() != () or not self.ex.device.is_host:
-            self._emit(depth, f"if {self.preds[key]} is None: _bad_predicate({self._name((src, slot))})", node)
+            self._emit(depth, f"if {self._truth(key)} is None: _bad_predicate({self._name((src, slot))})", node)
 
 
 def _passes_through(node):
