@@ -274,3 +274,11 @@ def test_control_flow_that_is_not_plain_nesting_keeps_the_dataflow_executor():
         value, which = sess.run([first_live, index], {a: 3.0})
         assert _kinds(sess) == ["dataflow"]
     assert (value, which) in ((6.0, 0), (4.0, 1))
+
+
+def test_a_loop_body_that_never_runs_never_runs_its_placeholder():
+    def build():
+        n = tf.placeholder(tf.int32, [])
+        return tf.while_loop(lambda i: i < n, lambda i: i + tf.placeholder(tf.int32, [], name="never_fed"), [0]), n
+
+    assert _both(build, lambda n: {n: 0}, init=False) == [0]

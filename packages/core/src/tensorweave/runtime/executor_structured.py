@@ -237,7 +237,7 @@ class _Compiler:
         kernel_def, compute = self.ex.kernels[id(node)]
         self.env[f"k{i}"] = compute
         if frame_id != "''" and not node.inputs and not node.is_stateful and not kernel_def.context and \
-                node.num_outputs == 1 and not is_multi_output(node.op_def):
+                not node.op_def.is_placeholder and node.num_outputs == 1 and not is_multi_output(node.op_def):
             self.hoisted.append((f"    v{i}_0 = k{i}()", node))  # the same value in every iteration
             return
         outs = [f"v{i}_{s}" if (id(node), s) in self.read or (id(node), s) in self.preds else "_"
