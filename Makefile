@@ -51,8 +51,10 @@ demo: venv
 	@echo "See the run in the dashboard:  $(BIN)/tensorweave-board --logdir runs/digits_cnn"
 	@echo "then open http://127.0.0.1:6006 (loss and accuracy, weight histograms, inputs, graph, step timeline)"
 
+# TF1 reference rows: TensorFlow runs in its own interpreter, never a dependency (benchmarks/tf1.py):
+# TF1_PYTHON=/path/to/python names one; otherwise tensorflow-cpu is installed into .venv-tf1 on first use.
 bench: venv
-	$(BIN)/python -m benchmarks
+	TENSORWEAVE_BENCH_TF1_INSTALL=1 $(if $(TF1_PYTHON),TENSORWEAVE_BENCH_TF1_PYTHON=$(TF1_PYTHON)) $(BIN)/python -m benchmarks
 
 tox: venv
 	$(BIN)/python -m pip install --quiet tox

@@ -14,7 +14,7 @@ def discover():
     """Every ``BENCHMARK`` defined by a module of this package, by name; (name, error) for modules that fail."""
     found, failed = {}, []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name in ("common", "report", "machine", "targets"):
+        if info.name.startswith("_") or info.name in ("common", "report", "machine", "targets", "tf1"):
             continue
         try:
             module = importlib.import_module(f"{__name__}.{info.name}")

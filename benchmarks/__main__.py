@@ -11,7 +11,7 @@ import subprocess
 import sys
 import traceback
 
-from benchmarks import discover
+from benchmarks import discover, tf1
 from benchmarks.common import Options, check_agreement, measure, summarize
 from benchmarks.machine import OPENBLAS_VARIABLES, describe, load_tensorweave_first
 from benchmarks.report import table, targets_table, write_json
@@ -62,6 +62,7 @@ def run_suite(args):
         except Exception as e:
             traceback.print_exc()
             errors.append({"benchmark": name, "error": f"{type(e).__name__}: {e}"})
+    machine["tf1"] = tf1.version()
     label = "OpenBLAS variables unset" if args.tag == "openblas-unset" else "OpenBLAS settings as they are"
     print(table(rows, machine, label))
     results = evaluate(rows)

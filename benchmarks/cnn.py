@@ -9,7 +9,7 @@ col2im by window offset); PyTorch is the same network in eager mode (NCHW, its o
 import numpy as np
 
 from benchmarks.common import (Benchmark, Case, softmax_xent_backward, tensorweave_sgd_step, torch_or_none,
-                               torch_sgd_step)
+                               torch_sgd_step, with_tf1)
 
 BATCH = 32
 LEARNING_RATE = 0.01
@@ -29,8 +29,9 @@ def initial_weights(rng):
     return weights
 
 
-def tensorweave_step(weights, x, labels):
-    import tensorweave as tf
+def tensorweave_step(weights, x, labels, tf=None):
+    if tf is None:
+        import tensorweave as tf
 
     def model():
         images = tf.placeholder(tf.float32, [None, 28, 28, 1])
@@ -45,7 +46,7 @@ def tensorweave_step(weights, x, labels):
         logits = tf.nn.bias_add(tf.matmul(h, variables[3][0]), variables[3][1])
         return images, targets, logits
 
-    return tensorweave_sgd_step(model, x, labels, LEARNING_RATE)
+    return tensorweave_sgd_step(model, x, labels, LEARNING_RATE, tf)
 
 
 # ---- hand-written numpy ----------------------------------------------------------------------------------------
@@ -151,17 +152,27 @@ def torch_step(torch, weights, x, labels, device="cpu"):
     return torch_sgd_step(optimizer, lambda: nn.functional.cross_entropy(model(images), targets))
 
 
-def run(options):
+def _inputs():
     rng = np.random.default_rng(32)
     weights = initial_weights(rng)
     x = rng.standard_normal((BATCH, 28, 28, 1)).astype(np.float32)
-    labels = rng.integers(0, 10, BATCH).astype(np.int32)
+    return weights, x, rng.integers(0, 10, BATCH).astype(np.int32)
+
+
+def tf1_programs(tf):
+    step, with_loss = tensorweave_step(*_inputs(), tf=tf)
+    return {f"cnn batch {BATCH}": (step, [with_loss() for _ in range(3)])}
+
+
+def run(options):
+    weights, x, labels = _inputs()
     impls = {"tensorweave": tensorweave_step(weights, x, labels), "numpy": numpy_step(weights, x, labels)}
     torch = torch_or_none()
     if torch is not None:
         impls["pytorch"] = torch_step(torch, weights, x, labels)
     check = {name: [with_loss() for _ in range(3)] for name, (_, with_loss) in impls.items()}
-    return [Case(f"cnn batch {BATCH}", {name: step for name, (step, _) in impls.items()}, check=check)]
+    return with_tf1([Case(f"cnn batch {BATCH}", {name: step for name, (step, _) in impls.items()}, check=check)],
+                    __name__)
 
 
 BENCHMARK = Benchmark("cnn", "LeNet-style CNN training step (28x28x1, two 5x5 convs, dense 128, dense 10; SGD)", run)

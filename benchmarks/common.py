@@ -49,6 +49,16 @@ class Options:
     only: tuple = ()
 
 
+def with_tf1(cases, module):
+    """``cases`` with a "tf1" implementation added to each that ``module``'s ``tf1_programs`` also builds."""
+    from benchmarks import tf1
+    reference = tf1.programs(module)
+    for case in cases:
+        if case.name in reference:
+            case.steps["tf1"], case.check["tf1"] = reference[case.name]
+    return cases
+
+
 def torch_or_none():
     """PyTorch when installed (any version; the report names it), else None."""
     try:
@@ -58,10 +68,12 @@ def torch_or_none():
     return torch
 
 
-def tensorweave_sgd_step(model, x, labels, learning_rate):
+def tensorweave_sgd_step(model, x, labels, learning_rate, tf=None):
     """(step, step returning the loss) of a TF1 classifier trained by plain SGD, as a user would write it:
-    ``model()`` builds (inputs, targets, logits) in a fresh graph, fed ``x`` and ``labels``."""
-    import tensorweave as tf
+    ``model()`` builds (inputs, targets, logits) in a fresh graph, fed ``x`` and ``labels``. ``tf`` is
+    Tensorweave unless given (TF1's compat.v1 in the TF1 worker)."""
+    if tf is None:
+        import tensorweave as tf
 
     graph = tf.Graph()
     with graph.as_default():
@@ -107,12 +119,16 @@ def measure(case, options):
         for _ in range(options.warmup):
             fn()
     calls = {name: _calls_for(fn, options.min_seconds) for name, fn in case.steps.items()}
+    # the TF1 reference runs in its own process: it times its calls there (``tf1.RemoteStep.timed``)
     times = {name: [] for name in case.steps}
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
         for _ in range(options.rounds):
             for name, fn in case.steps.items():
+                if hasattr(fn, "timed"):
+                    times[name] += fn.timed(calls[name])
+                    continue
                 record = times[name].append
                 for _ in range(calls[name]):
                     start = time.perf_counter()
@@ -128,13 +144,13 @@ def measure(case, options):
 def _calls_for(fn, seconds):
     start = time.perf_counter()
     fn()
-    once = max(time.perf_counter() - start, 1e-6)
+    once = max(fn.timed(1)[0] if hasattr(fn, "timed") else time.perf_counter() - start, 1e-6)
     return int(min(max(seconds / once, 3), 2000))
 
 
 def check_agreement(case):
     """Raises if the implementations of ``case`` disagree on the value they computed from the same inputs."""
-    values = {name: np.asarray(v, dtype=np.float64) for name, v in case.check.items()}
+    values = {name: np.asarray(v, dtype=np.float64) for name, v in case.check.items() if v is not None}
     if len(values) < 2:
         return
     reference_name, reference = next(iter(values.items()))
@@ -145,7 +161,7 @@ def check_agreement(case):
 
 
 def summarize(case, times):
-    """One row per implementation: median and spread in ms per unit, and ratios to numpy and PyTorch."""
+    """One row per implementation: median and spread in ms per unit, and ratios to numpy, PyTorch and TF1."""
     rows = []
     medians = {name: float(np.median(t)) / case.per_call for name, t in times.items()}
     for name, t in times.items():
@@ -153,7 +169,7 @@ def summarize(case, times):
         row = {"case": case.name, "implementation": name, "unit": case.unit, "calls": len(t),
                "median_ms": medians[name] * 1e3, "p10_ms": float(np.percentile(per_unit, 10)) * 1e3,
                "p90_ms": float(np.percentile(per_unit, 90)) * 1e3}
-        for other in ("numpy", "pytorch"):
+        for other in ("numpy", "pytorch", "tf1"):
             if other in medians and other != name:
                 row[f"vs_{other}"] = medians[name] / medians[other]
         rows.append(row)

@@ -8,6 +8,7 @@ the next batch being prepared by the prefetch thread meanwhile. The target is tf
 
 import numpy as np
 
+from benchmarks import tf1
 from benchmarks.common import Benchmark, Case
 from benchmarks.mlp import SIZES, initial_weights
 
@@ -52,8 +53,9 @@ def feed_dict_step(weights, x, y):
     return step
 
 
-def tf_data_step(weights, x, y):
-    import tensorweave as tf
+def tf_data_step(weights, x, y, tf=None):
+    if tf is None:
+        import tensorweave as tf
     graph = tf.Graph()
     with graph.as_default():
         dataset = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(SHUFFLE_BUFFER, seed=0).repeat()
@@ -66,14 +68,30 @@ def tf_data_step(weights, x, y):
     return lambda: sess.run(train)
 
 
-def run(options):
+def _inputs():
     rng = np.random.default_rng(7)
     weights = initial_weights(rng)
     x = rng.standard_normal((EXAMPLES, SIZES[0])).astype(np.float32)
-    y = rng.integers(0, SIZES[-1], EXAMPLES).astype(np.int32)
+    return weights, x, rng.integers(0, SIZES[-1], EXAMPLES).astype(np.int32)
+
+
+FED = f"mlp batch {BATCH}, tf.data-fed step"
+
+
+def tf1_programs(tf):
+    return {FED: (tf_data_step(*_inputs(), tf=tf), None)}
+
+
+def run(options):
+    weights, x, y = _inputs()
     steps = {"feed_dict": feed_dict_step(weights, x, y), "tf.data": tf_data_step(weights, x, y)}
+    fed = {"tensorweave": steps["tf.data"]}
+    reference = tf1.programs(__name__)
+    if FED in reference:
+        fed["tf1"] = reference[FED][0]
     return [Case(f"mlp batch {BATCH}, input", steps,
-                 note="feed_dict slices a permutation and feeds it; tf.data shuffles, batches and prefetches")]
+                 note="feed_dict slices a permutation and feeds it; tf.data shuffles, batches and prefetches"),
+            Case(FED, fed, note="the same tf.data pipeline and model in TF1 (values differ: shuffles differ)")]
 
 
 BENCHMARK = Benchmark("data_pipeline", "MLP step fed by feed_dict vs by a tf.data pipeline (shuffle, batch, prefetch)",

@@ -8,14 +8,15 @@ sparse support would apply it (Tensorweave: convert_to_tensor of the IndexedSlic
 
 import numpy as np
 
-from benchmarks.common import Benchmark, Case, torch_or_none, torch_sgd_step
+from benchmarks.common import Benchmark, Case, torch_or_none, torch_sgd_step, with_tf1
 
 ROWS, WIDTH, IDS = 100_000, 64, 1024
 LEARNING_RATE = 0.01
 
 
-def tensorweave_step(table, ids, target, dense):
-    import tensorweave as tf
+def tensorweave_step(table, ids, target, dense, tf=None):
+    if tf is None:
+        import tensorweave as tf
 
     graph = tf.Graph()
     with graph.as_default():
@@ -66,11 +67,27 @@ def torch_step(torch, table, ids, target, dense):
     return torch_sgd_step(optimizer, lambda: (embedding(lookup) * goal).sum())
 
 
-def run(options):
+def _inputs():
     rng = np.random.default_rng(100)
     table = (rng.standard_normal((ROWS, WIDTH)) * 0.1).astype(np.float32)
     ids = rng.integers(0, ROWS, IDS).astype(np.int32)
-    target = rng.standard_normal((IDS, WIDTH)).astype(np.float32)
+    return table, ids, rng.standard_normal((IDS, WIDTH)).astype(np.float32)
+
+
+def _case(dense):
+    return f"embedding update, {'dense table' if dense else 'sparse rows'}"
+
+
+def tf1_programs(tf):
+    programs = {}
+    for dense in (False, True):
+        step, with_loss = tensorweave_step(*_inputs(), dense, tf)
+        programs[_case(dense)] = (step, [with_loss() for _ in range(3)])
+    return programs
+
+
+def run(options):
+    table, ids, target = _inputs()
     torch = torch_or_none()
     cases = []
     for dense in (False, True):
@@ -79,9 +96,9 @@ def run(options):
         if torch is not None:
             impls["pytorch"] = torch_step(torch, table, ids, target, dense)
         check = {name: [with_loss() for _ in range(3)] for name, (_, with_loss) in impls.items()}
-        cases.append(Case(f"embedding update, {'dense table' if dense else 'sparse rows'}",
-                          {name: step for name, (step, _) in impls.items()}, check=check, check_rtol=1e-3))
-    return cases
+        cases.append(Case(_case(dense), {name: step for name, (step, _) in impls.items()}, check=check,
+                          check_rtol=1e-3))
+    return with_tf1(cases, __name__)
 
 
 BENCHMARK = Benchmark("embedding", f"Sparse embedding update ({ROWS:,}x{WIDTH} table, {IDS:,} ids) vs a dense update",

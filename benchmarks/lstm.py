@@ -8,7 +8,7 @@ by hand; PyTorch runs torch.nn.LSTM (its fused cell) with the same weights.
 import numpy as np
 
 from benchmarks.common import (Benchmark, Case, softmax_xent_backward, tensorweave_sgd_step, torch_or_none,
-                               torch_sgd_step)
+                               torch_sgd_step, with_tf1)
 
 STEPS, BATCH, INPUTS, UNITS, CLASSES = 20, 32, 32, 128, 10
 LEARNING_RATE = 0.05
@@ -23,8 +23,9 @@ def initial_weights(rng):
             "out_bias": np.zeros(CLASSES, np.float32)}
 
 
-def tensorweave_step(weights, x, labels):
-    import tensorweave as tf
+def tensorweave_step(weights, x, labels, tf=None):
+    if tf is None:
+        import tensorweave as tf
 
     def model():
         inputs = tf.placeholder(tf.float32, [STEPS, BATCH, INPUTS])
@@ -40,7 +41,7 @@ def tensorweave_step(weights, x, labels):
         logits = tf.nn.bias_add(tf.matmul(h, out_kernel), out_bias)
         return inputs, targets, logits
 
-    return tensorweave_sgd_step(model, x, labels, LEARNING_RATE)
+    return tensorweave_sgd_step(model, x, labels, LEARNING_RATE, tf)
 
 
 def _sigmoid(z):
@@ -121,17 +122,27 @@ def torch_step(torch, weights, x, labels):
     return torch_sgd_step(optimizer, loss_of)
 
 
-def run(options):
+def _inputs():
     rng = np.random.default_rng(20)
     weights = initial_weights(rng)
     x = rng.standard_normal((STEPS, BATCH, INPUTS)).astype(np.float32)
-    labels = rng.integers(0, CLASSES, BATCH).astype(np.int32)
+    return weights, x, rng.integers(0, CLASSES, BATCH).astype(np.int32)
+
+
+def tf1_programs(tf):
+    step, with_loss = tensorweave_step(*_inputs(), tf=tf)
+    return {f"lstm {STEPS} steps batch {BATCH}": (step, [with_loss() for _ in range(3)])}
+
+
+def run(options):
+    weights, x, labels = _inputs()
     impls = {"tensorweave": tensorweave_step(weights, x, labels), "numpy": numpy_step(weights, x, labels)}
     torch = torch_or_none()
     if torch is not None:
         impls["pytorch"] = torch_step(torch, weights, x, labels)
     check = {name: [with_loss() for _ in range(3)] for name, (_, with_loss) in impls.items()}
-    return [Case(f"lstm {STEPS} steps batch {BATCH}", {name: step for name, (step, _) in impls.items()}, check=check)]
+    return with_tf1([Case(f"lstm {STEPS} steps batch {BATCH}", {name: step for name, (step, _) in impls.items()},
+                          check=check)], __name__)
 
 
 BENCHMARK = Benchmark("lstm", f"LSTM training step ({STEPS} steps, batch {BATCH}, {INPUTS} inputs, {UNITS} units, "

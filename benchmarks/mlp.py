@@ -8,7 +8,7 @@ feed_dict), hand-written numpy (forward, backward and update, no framework), and
 import numpy as np
 
 from benchmarks.common import (Benchmark, Case, softmax_xent_backward, tensorweave_sgd_step, torch_or_none,
-                               torch_sgd_step)
+                               torch_sgd_step, with_tf1)
 
 SIZES = (784, 256, 256, 10)
 LEARNING_RATE = 0.01
@@ -28,8 +28,9 @@ def batch_of(batch, rng):
     return rng.standard_normal((batch, SIZES[0])).astype(np.float32), rng.integers(0, SIZES[-1], batch).astype(np.int32)
 
 
-def tensorweave_step(weights, x, labels):
-    import tensorweave as tf
+def tensorweave_step(weights, x, labels, tf=None):
+    if tf is None:
+        import tensorweave as tf
 
     def model():
         inputs = tf.placeholder(tf.float32, [None, SIZES[0]])
@@ -42,7 +43,7 @@ def tensorweave_step(weights, x, labels):
                                 bias_initializer=tf.constant_initializer(bias))
         return inputs, targets, h
 
-    return tensorweave_sgd_step(model, x, labels, LEARNING_RATE)
+    return tensorweave_sgd_step(model, x, labels, LEARNING_RATE, tf)
 
 
 def numpy_step(weights, x, labels):
@@ -99,6 +100,16 @@ def implementations(weights, x, labels):
     return impls
 
 
+def tf1_programs(tf):
+    programs = {}
+    for batch in (64, 512):
+        rng = np.random.default_rng(batch)
+        weights, (x, labels) = initial_weights(rng), batch_of(batch, rng)
+        step, with_loss = tensorweave_step(weights, x, labels, tf)
+        programs[f"mlp batch {batch}"] = (step, [with_loss() for _ in range(3)])
+    return programs
+
+
 def run(options):
     cases = []
     for batch in (64, 512):
@@ -107,7 +118,7 @@ def run(options):
         impls = implementations(weights, x, labels)
         check = {name: [with_loss() for _ in range(3)] for name, (_, with_loss) in impls.items()}
         cases.append(Case(f"mlp batch {batch}", {name: step for name, (step, _) in impls.items()}, check=check))
-    return cases
+    return with_tf1(cases, __name__)
 
 
 BENCHMARK = Benchmark("mlp", "MLP training step (784-256-256-10, ReLU, softmax cross-entropy, SGD)", run)

@@ -16,19 +16,19 @@ def _time(row, key):
 def table(rows, machine, label):
     lines = [f"== {label}", f"   {machine['cpu']}, {machine['cores']} cores; numpy {machine['numpy']} ({machine['blas']}, "
              f"{machine.get('blas_core') or '?'} kernels); "
-             f"pytorch {machine['pytorch'] or 'not installed'}",
+             f"pytorch {machine['pytorch'] or 'not installed'}; tf1 {machine.get('tf1') or 'not run'}",
              f"   {machine['tensorweave_native']}; OpenBLAS env {machine['openblas_env']}",
              f"{'case':34} {'implementation':12} {'median':>10} {'p10':>10} {'p90':>10} {'calls':>6} "
-             f"{'vs numpy':>9} {'vs torch':>9}"]
+             f"{'vs numpy':>9} {'vs torch':>9} {'vs tf1':>9}"]
     for row in rows:
-        ratios = [f"{row[k]:8.2f}x" if k in row else f"{'':9}" for k in ("vs_numpy", "vs_pytorch")]
+        ratios = [f"{row[k]:8.2f}x" if k in row else f"{'':9}" for k in ("vs_numpy", "vs_pytorch", "vs_tf1")]
         lines.append(f"{row['case']:34} {row['implementation']:12} {_time(row, 'median_ms')} {_time(row, 'p10_ms')} "
                      f"{_time(row, 'p90_ms')} {row['calls']:6d} {' '.join(ratios)}")
     return "\n".join(lines)
 
 
 def targets_table(results):
-    lines = ["targets (issue 11):"]
+    lines = ["targets (issues 11 and 20):"]
     for target, measured, met in results:
         verdict = "n/a" if met is None else ("met" if met else "MISSED")
         lines.append(f"  {verdict:7} {target:52} measured {measured or '-'}")

@@ -1,4 +1,4 @@
-"""Issue 11's speed targets, checked against the rows of one run (ratios within that run only)."""
+"""Issues 11 and 20's speed targets, checked against the rows of one run (ratios within that run only)."""
 
 EXECUTOR_OVERHEAD_US = 0.5
 
@@ -39,4 +39,21 @@ def evaluate(rows):
     speedup = None if sparse is None or dense is None else dense / sparse
     results.append(("sparse embedding update >= 10x faster than dense", None if speedup is None else f"{speedup:.1f}x",
                     None if speedup is None else speedup >= 10))
+    results += _against_tf1(rows)
     return results
+
+
+def _against_tf1(rows):
+    """Issue 20: control flow, RNNs, convolutions and plan building at TF1's speed or better."""
+    from benchmarks import control_flow, plan_build
+    out = []
+    for case, what in ((control_flow.SMALL, "while_loop per iteration (small body)"),
+                       (control_flow.MATMUL, "while_loop per iteration (matmul body)"),
+                       (control_flow.LSTM_EXAMPLE, "lstm_sequence.py step"),
+                       (control_flow.DYNAMIC_RNN, "dynamic_rnn LSTM step"),
+                       ("cnn batch 32", "LeNet CNN step"),
+                       (plan_build.CASE, "first-run plan building")):
+        ratio = _ratio(rows, case, "tensorweave", "tf1")
+        out.append((f"{what}: tensorweave <= 1.00x tf1", None if ratio is None else f"{ratio:.2f}x",
+                    None if ratio is None else ratio <= 1.0))
+    return out

@@ -2,7 +2,8 @@
 
 prune → graph passes → place (cost model when several devices) → memory-aware order → partition →
 one executor per local device: the straight-line one unless the partition has control flow or the cost
-model sees enough heavy work to overlap on threads.
+model sees enough heavy work to overlap on threads; control flow that is plain cond/while nesting runs in
+the structured executor, the rest in the dataflow one.
 
 Partitions on devices marked ``is_remote`` (another process's, from a transport's DeviceMgr) are not run
 here: every process of an SPMD job compiles the same plan and runs its own partitions, so placement
@@ -10,14 +11,17 @@ and order then use the cost model's estimates only (measured times differ betwee
 """
 
 import gc
+import logging
 import threading
 
 from tensorweave import errors
 from tensorweave.framework.registry import get_registries
 from tensorweave.runtime.config import CostGraphDef, FunctionGraphs
 from tensorweave.runtime.cost_model import CostModel, output_bytes
+from tensorweave.runtime.control_structure import NotStructured
 from tensorweave.runtime.executor_dataflow import DataflowExecutor
 from tensorweave.runtime.executor_linear import LinearExecutor
+from tensorweave.runtime.executor_structured import StructuredExecutor
 from tensorweave.runtime.kernels import find_kernel_def
 from tensorweave.runtime.partition import partition
 from tensorweave.runtime.passes import run_passes
@@ -217,6 +221,12 @@ def make_executor(nodes, device, session, registries, cost_model=None, graph_has
     choice = config.executor
     if parallel is None:
         parallel = choice is None and wants_parallel(nodes, device, session, cost_model)
+    structured = choice is None and not parallel and any(n.role is not None for n in nodes)
+    if structured and not _waits_on_peers(nodes, device):
+        try:
+            return StructuredExecutor(nodes, device, session.device_mgr, registries, config)
+        except NotStructured as why:  # not plain cond/while nesting, or a kernel that waits: the dataflow executor runs it
+            logging.getLogger("tensorweave.runtime").debug("dataflow executor for %s: %s", device.name, why)
     if choice == "dataflow" or parallel or _needs_dataflow(nodes, graph_has_control_flow) or \
             _waits_on_peers(nodes, device):
         return DataflowExecutor(nodes, device, session.device_mgr, registries, config,
