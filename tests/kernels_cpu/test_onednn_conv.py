@@ -113,3 +113,18 @@ def test_a_wrong_filter_shape_is_refused():
     geometry = _geometry(x.shape, (3, 3, 2, 4), (1, 1), "SAME", (1, 1))
     with pytest.raises(ValueError, match="conv2d: filter does not match the convolution's geometry"):
         native.native.conv2d_onednn(x, np.zeros((3, 3, 3, 4), np.float32), None, geometry)
+
+
+@needs_onednn
+def test_convolutions_stay_right_after_the_primitive_cache_starts_afresh():
+    """More geometries than the cache keeps (256): it is emptied and refilled, and results stay right."""
+    f = RNG.standard_normal((1, 1, 1, 2)).astype(np.float32)
+    first = None
+    for width in range(1, 300):
+        x = RNG.standard_normal((1, 1, width, 1)).astype(np.float32)
+        y = native.native.conv2d_onednn(x, f, None, _geometry(x.shape, f.shape, (1, 1), "VALID", (1, 1)))
+        np.testing.assert_allclose(y, x * f[0, 0], rtol=1e-6)
+        first = first or (x, y)
+    x, y = first
+    np.testing.assert_array_equal(native.native.conv2d_onednn(x, f, None, _geometry(x.shape, f.shape, (1, 1), "VALID",
+                                                                                     (1, 1))), y)

@@ -129,13 +129,20 @@ Conv build(const ConvKey& k) {
     return conv;
 }
 
-const Conv& cached(const ConvKey& k) {
+// The primitive for a geometry, built on first use. A program that keeps making new geometries (images of every
+// size) starts the cache afresh past kMaxCached; callers still running an evicted primitive hold it.
+constexpr size_t kMaxCached = 256;
+
+std::shared_ptr<const Conv> cached(const ConvKey& k) {
     static std::mutex lock;
-    static std::map<ConvKey, std::unique_ptr<Conv>> cache;
+    static std::map<ConvKey, std::shared_ptr<const Conv>> cache;
     std::lock_guard<std::mutex> guard(lock);
-    auto& slot = cache[k];
-    if (!slot) slot = std::make_unique<Conv>(build(k));
-    return *slot;
+    auto found = cache.find(k);
+    if (found != cache.end()) return found->second;
+    if (cache.size() >= kMaxCached) cache.clear();
+    auto conv = std::make_shared<const Conv>(build(k));
+    cache.emplace(k, conv);
+    return conv;
 }
 
 ConvKey key_of(Pass pass, const Window& g, int64_t out_channels, bool bias, bool relu) {
@@ -175,7 +182,8 @@ py::object forward(const py::array& x, const py::array& filter, const py::object
     const Window g = window_from(geometry);
     const int64_t oc = filter.ndim() == 4 ? filter.shape(3) : -1;
     const bool has_bias = !bias.is_none();
-    const Conv& conv = cached(key_of(Pass::forward, g, oc, has_bias, relu));
+    const auto held = cached(key_of(Pass::forward, g, oc, has_bias, relu));
+    const Conv& conv = *held;
     if (!conv.ok) return py::none();
     const float* xp = in_ptr<float>(x, "conv2d", "input");
     const float* fp = in_ptr<float>(filter, "conv2d", "filter");
@@ -213,7 +221,8 @@ py::object forward(const py::array& x, const py::array& filter, const py::object
 py::object backward_data(const py::array& filter, const py::array& dy, const py::tuple& geometry) {
     const Window g = window_from(geometry);
     const int64_t oc = filter.ndim() == 4 ? filter.shape(3) : -1;
-    const Conv& conv = cached(key_of(Pass::backward_data, g, oc, false, false));
+    const auto held = cached(key_of(Pass::backward_data, g, oc, false, false));
+    const Conv& conv = *held;
     if (!conv.ok) return py::none();
     const float* fp = in_ptr<float>(filter, "conv2d_backprop_input", "filter");
     const float* dyp = in_ptr<float>(dy, "conv2d_backprop_input", "out_backprop");
@@ -235,7 +244,8 @@ py::object backward_data(const py::array& filter, const py::array& dy, const py:
 
 py::object backward_weights(const py::array& x, const py::array& dy, const py::tuple& geometry, int64_t oc) {
     const Window g = window_from(geometry);
-    const Conv& conv = cached(key_of(Pass::backward_weights, g, oc, false, false));
+    const auto held = cached(key_of(Pass::backward_weights, g, oc, false, false));
+    const Conv& conv = *held;
     if (!conv.ok) return py::none();
     const float* xp = in_ptr<float>(x, "conv2d_backprop_filter", "input");
     const float* dyp = in_ptr<float>(dy, "conv2d_backprop_filter", "out_backprop");
