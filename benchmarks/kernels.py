@@ -52,6 +52,7 @@ def _cases(rng):
 
     conv = dict(T=tf.float32, strides=[1] * 4, padding="SAME", data_format="NHWC", dilations=[1] * 4)
     pool = dict(T=tf.float32, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="SAME", data_format="NHWC")
+    x1, w1, dy1 = arr(32, 28, 28, 1), arr(5, 5, 1, 32), arr(32, 28, 28, 32)
     x2, w2, dy2 = arr(32, 14, 14, 32), arr(5, 5, 32, 64), arr(32, 14, 14, 64)
     c1 = np.maximum(arr(32, 28, 28, 32), 0)
     pooled = c1.reshape(32, 14, 2, 14, 2, 32).max(axis=(2, 4))
@@ -60,6 +61,8 @@ def _cases(rng):
     gd = dict(T=tf.float32, use_locking=False, Tindices=tf.int32)
     adam_scalars = [np.asarray(v, F32) for v in (0.9, 0.999, 0.001, 0.9, 0.999, 1e-8)]
     return [
+        ("Conv2D 32x28x28x1*5x5x32", "Conv2D", conv, lambda: (x1, w1)),
+        ("Conv2DBackpropFilter (same)", "Conv2DBackpropFilter", conv, lambda: (x1, np.array(w1.shape), dy1)),
         ("Conv2D 32x14x14x32*5x5x64", "Conv2D", conv, lambda: (x2, w2)),
         ("Conv2DBackpropInput same", "Conv2DBackpropInput", conv, lambda: (np.array(x2.shape), w2, dy2)),
         ("Conv2DBackpropFilter same", "Conv2DBackpropFilter", conv, lambda: (x2, np.array(w2.shape), dy2)),

@@ -7,6 +7,7 @@ namespace tw {
 void register_activations(py::module_& m);
 void register_bias(py::module_& m);
 void register_conv(py::module_& m);
+void register_conv_onednn(py::module_& m);
 void register_losses(py::module_& m);
 void register_pooling(py::module_& m);
 void register_scatter(py::module_& m);
@@ -30,6 +31,7 @@ PYBIND11_MODULE(_native, m) {
     tw::register_activations(m);
     tw::register_bias(m);
     tw::register_conv(m);
+    tw::register_conv_onednn(m);
     tw::register_losses(m);
     tw::register_pooling(m);
     tw::register_scatter(m);

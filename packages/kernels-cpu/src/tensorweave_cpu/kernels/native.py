@@ -1,7 +1,9 @@
 """Native (C++, pybind11) CPU kernels for the hot ops, registered one priority above their numpy twins.
 
 ``tensorweave_cpu._native`` is built by the package's own build (scikit-build-core, OpenMP when found).
-Convolutions run as a native im2col/col2im around one numpy GEMM (BLAS beats hand loops there); pooling,
+float32 convolutions run on oneDNN's direct kernels when the extension was built with it (``onednn-cpu-gomp``,
+a dependency: its library is loaded here before the extension), others as a native im2col/col2im around one
+numpy GEMM (BLAS beats hand loops there); pooling,
 relu, relu6 and sigmoid and their gradients (and tanh's), the fused cross-entropies, bias-add, scatter-add
 and the optimizer updates run wholly in C++ with the GIL released. Only float32 and float64 are native;
 other dtypes keep their numpy kernels. When the extension is missing or fails to import, or
@@ -9,6 +11,8 @@ other dtypes keep their numpy kernels. When the extension is missing or fails to
 (``tensorweave plugins`` shows it).
 """
 
+import ctypes
+import importlib.metadata
 import os
 
 import numpy as np
@@ -22,6 +26,22 @@ from tensorweave_cpu.kernels.state import check_indices, owned_value, variable_o
 from tensorweave_cpu.kernels.training import check_update_shapes, locked, update_attrs, update_inputs
 
 
+def _load_onednn():
+    """Loads oneDNN's library from its wheel (installed beside the package, not on the loader's path), so that an
+    extension built against it finds it; the extension's import says what is missing if this finds nothing."""
+    try:
+        dist = importlib.metadata.distribution("onednn-cpu-gomp")
+    except importlib.metadata.PackageNotFoundError:
+        return
+    for f in dist.files or ():
+        if f.name == "libdnnl.so.3":
+            try:
+                ctypes.CDLL(str(dist.locate_file(f)), mode=ctypes.RTLD_GLOBAL)
+            except OSError:
+                pass
+            return
+
+
 def _load():
     if os.environ.get("TENSORWEAVE_CPU_NATIVE", "1").strip().lower() in ("0", "false", "off", "no"):
         return None, "native kernels off: disabled by TENSORWEAVE_CPU_NATIVE"
@@ -32,6 +52,7 @@ def _load():
     chosen = "OMP_WAIT_POLICY" in os.environ
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
+        _load_onednn()
         from tensorweave_cpu import _native
     except ImportError as e:
         return None, (f"native kernels off: the C++ extension tensorweave_cpu._native did not import ({e}); "
@@ -40,7 +61,8 @@ def _load():
         if not chosen:
             del os.environ["OMP_WAIT_POLICY"]
     threads = f"OpenMP, {_native.threads()} threads" if _native.openmp else "no OpenMP, 1 thread"
-    return _native, f"native kernels on ({threads})"
+    convolutions = f"oneDNN {_native.onednn} convolutions" if _native.onednn else "im2col convolutions"
+    return _native, f"native kernels on ({threads}, {convolutions})"
 
 
 native, STATUS = _load()
@@ -88,12 +110,16 @@ def _geometry(w):
     return (n, h, width, c, *w.window, *w.strides, *w.dilations, w.pad_top, w.pad_left, w.out_h, w.out_w)
 
 
-# ---- convolution: native im2col/col2im around one GEMM -------------------------------------------------------------
+# ---- convolution: oneDNN for float32, else native im2col/col2im around one GEMM --------------------------------------
 def _columns(x, windows):
     """The [N*out_h*out_w, kh*kw*C] window matrix (the input itself for an unpadded 1x1 stride-1 filter)."""
     if windows.window == (1, 1) and windows.strides == (1, 1) and not windows.is_padded and x.flags.c_contiguous:
         return x.reshape(-1, x.shape[3])
     return native.im2col(x, _geometry(windows))
+
+
+def _on_onednn(*arrays):
+    return native.onednn is not None and all(a.dtype == np.float32 for a in arrays)
 
 
 @_register("Conv2D", accepts_out=True)
@@ -102,10 +128,15 @@ def conv2d(x, w, *, strides, padding, data_format, dilations, explicit_paddings=
     windows = conv_windows(x.shape, w.shape, strides, dilations, padding, data_format, explicit_paddings)
     out_channels = w.shape[3]
     shape = windows.out_shape[:3] + (out_channels,)
+    into = out if data_format == "NHWC" else None
+    if _on_onednn(x, w):
+        y = native.conv2d_onednn(_c(x), _c(w), None, _geometry(windows), False, into)
+        if y is not None:
+            return from_nhwc(y, data_format)
     columns, w2 = _columns(x, windows), w.reshape(-1, out_channels)
-    if data_format == "NHWC" and _fits(out, shape, columns.dtype):
-        np.matmul(columns, w2, out=out.reshape(-1, out_channels))
-        return out
+    if into is not None and _fits(into, shape, columns.dtype):
+        np.matmul(columns, w2, out=into.reshape(-1, out_channels))
+        return into
     return from_nhwc((columns @ w2).reshape(shape), data_format)
 
 
@@ -116,6 +147,10 @@ def conv2d_backprop_input(input_sizes, w, dy, *, strides, padding, data_format, 
     windows = conv_windows(in_shape, w.shape, strides, dilations, padding, data_format, explicit_paddings)
     out_channels = w.shape[3]
     check_out_backprop(dy, windows, out_channels)
+    if _on_onednn(w, dy):
+        dx = native.conv2d_backprop_input_onednn(_c(w), _c(dy), _geometry(windows))
+        if dx is not None:
+            return from_nhwc(dx, data_format)
     d_columns = dy.reshape(-1, out_channels) @ w.reshape(-1, out_channels).T
     return from_nhwc(native.col2im(d_columns, _geometry(windows)), data_format)
 
@@ -126,6 +161,10 @@ def conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format
     x, dy = to_nhwc(x, data_format), to_nhwc(dy, data_format)
     windows = conv_windows(x.shape, filter_shape, strides, dilations, padding, data_format, explicit_paddings)
     check_out_backprop(dy, windows, filter_shape[3])
+    if _on_onednn(x, dy):
+        d_filter = native.conv2d_backprop_filter_onednn(_c(x), _c(dy), _geometry(windows), filter_shape[3])
+        if d_filter is not None:
+            return d_filter
     d_filter = _columns(x, windows).T @ dy.reshape(-1, filter_shape[3])
     return d_filter.reshape(filter_shape)
 
