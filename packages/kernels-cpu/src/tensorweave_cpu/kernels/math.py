@@ -8,6 +8,8 @@ floating-point warnings silenced, as TF returns those values without complaint. 
 modulo by zero raises InvalidArgumentError instead of returning numpy's arbitrary 0.
 """
 
+import functools
+
 import numpy as np
 
 from tensorweave.extension import KernelSet, broadcast_reduction_axes
@@ -192,7 +194,13 @@ def _add_n(*inputs):
     return total
 
 
+@functools.lru_cache(maxsize=4096)
+def _reduction_axes_of_shapes(s0, s1):
+    """Cached: the backward pass of a loop asks the same few shape pairs every iteration."""
+    return broadcast_reduction_axes(s0, s1)
+
+
 @KERNELS.register("BroadcastGradientArgs")
 def _broadcast_gradient_args(s0, s1, *, xp):
-    r0, r1 = broadcast_reduction_axes(s0.tolist(), s1.tolist())
+    r0, r1 = _reduction_axes_of_shapes(tuple(s0.tolist()), tuple(s1.tolist()))
     return xp.asarray(r0, dtype=s0.dtype), xp.asarray(r1, dtype=s1.dtype)

@@ -30,15 +30,19 @@ def _accumulator(dtype):
     return np.float32 if dtype == np.float16 else dtype
 
 
-def _reduction(op_type, reduce, quiet=False):
-    """``reduce(xp, x, axes, keep, dtype)`` as a kernel; the result is cast to the op's dtype if needed."""
+def _reduction(op_type, reduce, quiet=False, identity_without_axes=True):
+    """``reduce(xp, x, axes, keep, dtype)`` as a kernel; the result is cast to the op's dtype if needed. With no
+    axes to reduce a reduction is the identity (a copy): the common case of the Sums in broadcast gradients."""
     def build(node):
         xp = node.device.array_module
         keep = node.attrs["keep_dims"]
         dtype = np.dtype(node.output_dtypes[0].as_numpy_dtype)
 
         def compute(x, axes):
-            out = reduce(xp, x, reduction_axes(axes, x.ndim), keep, dtype)
+            axes = reduction_axes(axes, x.ndim)
+            if not axes and identity_without_axes:
+                return x.astype(dtype)
+            out = reduce(xp, x, axes, keep, dtype)
             return out if out.dtype == dtype else out.astype(dtype)
         return quietly(compute, xp) if quiet else compute
     KERNELS.add(op_type, build=build)
@@ -74,7 +78,7 @@ def _highest(dtype):
     return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
 
 
-_reduction("Sum", lambda xp, x, axes, keep, dtype: xp.sum(x, axis=axes, keepdims=keep, dtype=_accumulator(dtype)))
+_reduction("Sum", lambda xp, x, axes, keep, dtype: x.sum(axis=axes, keepdims=keep, dtype=_accumulator(dtype)))
 _reduction("Prod", lambda xp, x, axes, keep, dtype: xp.prod(x, axis=axes, keepdims=keep, dtype=_accumulator(dtype)))
 _reduction("Mean", _mean, quiet=True)
 
@@ -87,7 +91,7 @@ def _euclidean_norm(xp, x, axes, keep, dtype):
     return xp.sqrt(xp.sum(wide * wide, axis=axes, keepdims=keep))
 
 
-_reduction("EuclideanNorm", _euclidean_norm)
+_reduction("EuclideanNorm", _euclidean_norm, identity_without_axes=False)  # |x| even over no axes
 _reduction("Max", _extreme(lambda xp: xp.max, _lowest))
 _reduction("Min", _extreme(lambda xp: xp.min, _highest))
 _reduction("All", lambda xp, x, axes, keep, dtype: xp.all(x, axis=axes, keepdims=keep))

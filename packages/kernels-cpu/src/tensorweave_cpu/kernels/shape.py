@@ -4,6 +4,8 @@ The size and axis rules are the core's (``tensorweave.ops.shape_ops``), so run-t
 ones raised while building.
 """
 
+import math
+
 import numpy as np
 
 from tensorweave.extension import (KernelSet, TensorShape, broadcast_shape_values, check_reshape_target, expand_axis,
@@ -39,8 +41,8 @@ def reshape_dims(x_shape, target):
     """The concrete shape for reshaping ``x_shape`` to ``target`` (with one -1 inferred), or ValueError."""
     dims = [int(d) for d in target]
     check_reshape_target(dims)
-    n = int(np.prod(x_shape, dtype=np.int64))
-    known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
+    n = math.prod(x_shape)
+    known = math.prod(d for d in dims if d != -1)
     if -1 in dims:
         if known == 0 or n % known:
             raise ValueError(f"Input to reshape is a tensor with {n} values (shape {list(x_shape)}), which cannot "
