@@ -9,6 +9,7 @@ void register_bias(py::module_& m);
 void register_conv(py::module_& m);
 void register_conv_onednn(py::module_& m);
 void register_losses(py::module_& m);
+void register_matmul_onednn(py::module_& m);
 void register_pooling(py::module_& m);
 void register_scatter(py::module_& m);
 void register_training(py::module_& m);
@@ -33,6 +34,7 @@ PYBIND11_MODULE(_native, m) {
     tw::register_conv(m);
     tw::register_conv_onednn(m);
     tw::register_losses(m);
+    tw::register_matmul_onednn(m);
     tw::register_pooling(m);
     tw::register_scatter(m);
     tw::register_training(m);

@@ -1,11 +1,11 @@
 """Native (C++, pybind11) CPU kernels for the hot ops, registered one priority above their numpy twins.
 
 ``tensorweave_cpu._native`` is built by the package's own build (scikit-build-core, OpenMP when found).
-float32 convolutions run on oneDNN's direct kernels when the extension was built with it (``onednn-cpu-gomp``,
-a dependency: its library is loaded here before the extension), others as a native im2col/col2im around one
-numpy GEMM (BLAS beats hand loops there); pooling,
-relu, relu6 and sigmoid and their gradients (and tanh's), the fused cross-entropies, bias-add, scatter-add
-and the optimizer updates run wholly in C++ with the GIL released. Only float32 and float64 are native;
+float32 convolutions run on oneDNN's direct kernels and float32 MatMuls on its GEMM when the extension was built
+with it (``onednn-cpu-gomp``, a dependency: its library is loaded here before the extension), other convolutions
+as a native im2col/col2im around one numpy GEMM (BLAS beats hand loops there); pooling, relu, relu6 and
+sigmoid and their gradients (and tanh's), the fused cross-entropies, bias-add, scatter-add and the optimizer
+updates run wholly in C++ with the GIL released. Only float32 and float64 are native;
 other dtypes keep their numpy kernels. When the extension is missing or fails to import, or
 ``TENSORWEAVE_CPU_NATIVE=0``, KERNELS is empty, the numpy kernels serve every op, and STATUS says why
 (``tensorweave plugins`` shows it).
@@ -61,7 +61,8 @@ def _load():
         if not chosen:
             del os.environ["OMP_WAIT_POLICY"]
     threads = f"OpenMP, {_native.threads()} threads" if _native.openmp else "no OpenMP, 1 thread"
-    convolutions = f"oneDNN {_native.onednn} convolutions" if _native.onednn else "im2col convolutions"
+    convolutions = (f"oneDNN {_native.onednn} convolutions and float32 GEMM" if _native.onednn
+                    else "im2col convolutions")
     return _native, f"native kernels on ({threads}, {convolutions})"
 
 
@@ -167,6 +168,27 @@ def conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format
             return d_filter
     d_filter = _columns(x, windows).T @ dy.reshape(-1, filter_shape[3])
     return d_filter.reshape(filter_shape)
+
+
+# ---- MatMul: oneDNN's GEMM for float32 ------------------------------------------------------------------------------
+# OpenBLAS's threads spin after each call and fight oneDNN's and the native kernels' OpenMP threads for the cores
+# (the LeNet step took twice as long with both pools); on oneDNN a large float32 GEMM shares the one OpenMP pool.
+# Below ONEDNN_GEMM_MIN multiply-adds numpy's call is cheaper: oneDNN wakes its sleeping threads for a product
+# OpenBLAS finishes in a few microseconds (an LSTM's [64, 34] x [34, 128] took 25 us against 7).
+ONEDNN_GEMM_MIN = 1 << 20
+
+
+def _gemm_operand(x):
+    return x if x.flags.c_contiguous or x.flags.f_contiguous else np.ascontiguousarray(x)
+
+
+if native is not None and native.onednn is not None:
+    @_register("MatMul", dtypes=["float32"])
+    def matmul(a, b, *, transpose_a, transpose_b):
+        if (a.ndim == 2 and b.ndim == 2 and a.size * b.shape[1 - transpose_b] >= ONEDNN_GEMM_MIN
+                and a.shape[1 - transpose_a] == b.shape[transpose_b]):
+            return native.matmul_onednn(_gemm_operand(a), _gemm_operand(b), transpose_a, transpose_b)
+        return np.dot(a.T if transpose_a else a, b.T if transpose_b else b)  # small, empty, or numpy's error
 
 
 # ---- pooling -------------------------------------------------------------------------------------------------------
