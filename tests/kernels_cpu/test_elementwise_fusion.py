@@ -328,3 +328,23 @@ def test_the_cost_model_counts_every_fused_op():
     assert run_pass("elementwise_fusion", graph) == 5
     (fused,) = [n for n in graph.nodes if n.op_type == "_FusedElementwise"]
     assert fused.op_def.flops_fn(fused) == 5 * 1000 * 1000
+
+
+def test_formula_only_nodes_share_one_build_and_errors_still_name_their_own_op():
+    x = tf.placeholder(tf.float32, [None])
+    y1 = tf.placeholder(tf.float32, [None])
+    y2 = tf.placeholder(tf.float32, [None])
+    first = tf.tanh(tf.add(x, y1, name="first_add")) * 2.0
+    second = tf.tanh(tf.add(x, y2, name="second_add")) * 2.0
+    ones, four = np.ones(3, np.float32), np.ones(4, np.float32)
+    with tf.Session(config=tf.ConfigProto(graph_options=tf.GraphOptions(disable_passes=["cse"]))) as s:
+        plan = s._get_plan([first, second], [], [x, y1, y2])
+        fused = [compute for _, executor in plan.partitions for _, compute in executor.kernels.values()
+                 if getattr(compute, "source", None)]
+        assert len(fused) == 2 and fused[0].source == fused[1].source
+        assert fused[0].__globals__ is not fused[1].__globals__  # one build, each node its own error locator
+        np.testing.assert_allclose(s.run([first, second], {x: ones, y1: ones, y2: ones}), [np.tanh([2.0] * 3) * 2] * 2)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="'second_add' \\(Add\\)"):
+            s.run([first, second], {x: ones, y1: ones, y2: four})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="'first_add' \\(Add\\)"):
+            s.run([first, second], {x: ones, y1: four, y2: ones})

@@ -3,6 +3,8 @@
 Passes, the placer and the partitioner rewrite a PlanGraph; the user's Graph is never changed.
 """
 
+import itertools
+
 from tensorweave.framework.apply_op import get_op_def
 from tensorweave.framework.graph_io import GraphDef, encode_attrs
 
@@ -94,15 +96,17 @@ class PlanGraph:
 
         Raises ValueError naming the nodes of a cycle that is not a loop built from control-flow ops.
         """
-        indeg = {id(n): 0 for n in self.nodes}
         outs = {id(n): [] for n in self.nodes}
+        indeg = {}
         for n in self.nodes:
-            preds = [s for s, _ in n.inputs] + list(n.control_inputs)
-            for p in preds:
-                if p.role == "next_iteration" and n.role == "merge":
+            back_edges_possible = n.role == "merge"
+            count = 0
+            for p in itertools.chain((s for s, _ in n.inputs), n.control_inputs):
+                if back_edges_possible and p.role == "next_iteration":
                     continue
-                indeg[id(n)] += 1
+                count += 1
                 outs[id(p)].append(n)
+            indeg[id(n)] = count
         ready = [n for n in self.nodes if indeg[id(n)] == 0]
         order = []
         while ready:

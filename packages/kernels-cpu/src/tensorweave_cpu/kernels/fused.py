@@ -348,11 +348,38 @@ def _compiled(source):
     return code
 
 
-@KERNELS.register_build("_FusedElementwise")
-def _fused_elementwise(ctx):
+_FORMULA_CACHE = {}
+
+
+def _formula_key(ctx):
+    """What a fused node's function depends on when every op in it runs as ufunc calls: its device, its input
+    dtypes and its ops (types, wiring, attrs, dtypes), not its node names."""
+    attrs = ctx.attrs
+    return repr((ctx.device.name, [str(t) for t in ctx.input_dtypes], attrs["fused_ops"], attrs["fused_operands"],
+                 attrs["fused_attrs"], [str(t) for t in attrs["fused_dtypes"]]))
+
+
+def _build(ctx):
+    """(source, line_step, globals, the ops' build contexts or None): nodes of one structure made only of formulas
+    (the pieces of a long chain, the same layer in each tower, every plan of one graph) share a build; their
+    contexts, needed only to name a failing op, are built again when one fails."""
+    key = _formula_key(ctx)
+    cached = _FORMULA_CACHE.get(key)
+    if cached is not None:
+        return (*cached, None)
     compiler = _Compiler(ctx)
     source, line_step = compiler.compile()
-    env = compiler.env
+    if all(call.owned for call in compiler.calls):  # no kernel of its own: nothing node-specific in the globals
+        if len(_FORMULA_CACHE) >= _CODE_CACHE_SIZE:
+            _FORMULA_CACHE.pop(next(iter(_FORMULA_CACHE)))
+        _FORMULA_CACHE[key] = (source, line_step, dict(compiler.env))
+    return source, line_step, compiler.env, compiler.steps
+
+
+@KERNELS.register_build("_FusedElementwise")
+def _fused_elementwise(ctx):
+    source, line_step, env, steps = _build(ctx)
+    env = dict(env)
     code = _compiled(source)
 
     def locate(exc):
@@ -361,7 +388,14 @@ def _fused_elementwise(ctx):
             if tb.tb_frame.f_code is fn.__code__:
                 step = line_step.get(tb.tb_lineno)
             tb = tb.tb_next
-        return exc if step is None else compiler.steps[step].error(exc)
+        if step is None:
+            return exc
+        compiler_steps = steps
+        if compiler_steps is None:
+            compiler = _Compiler(ctx)
+            compiler.compile()
+            compiler_steps = compiler.steps
+        return compiler_steps[step].error(exc)
 
     env["_locate"] = locate
     exec(code, env)  # noqa: S102 - generated from the node's own attrs

@@ -18,9 +18,15 @@ def is_pure(node):
     op_def = node.op_def
     if op_def.is_stateful or op_def.executor_role is not None or op_def.is_plumbing or op_def.is_placeholder:
         return False
-    if any(t in _HANDLE_DTYPES for t in node.output_dtypes):
-        return False
-    return not any(src.output_dtypes[i] in _HANDLE_DTYPES for src, i in node.inputs)
+    resource, variant = _HANDLE_DTYPES  # DTypes are interned: identity, not DType.__eq__ (a pass asks per node)
+    for t in node.output_dtypes:
+        if t is resource or t is variant:
+            return False
+    for src, i in node.inputs:
+        t = src.output_dtypes[i]
+        if t is resource or t is variant:
+            return False
+    return True
 
 
 def attr_key(value):
