@@ -172,10 +172,12 @@ def conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, data_format
 
 # ---- MatMul: oneDNN's GEMM for float32 ------------------------------------------------------------------------------
 # OpenBLAS's threads spin after each call and fight oneDNN's and the native kernels' OpenMP threads for the cores
-# (the LeNet step took twice as long with both pools); on oneDNN a large float32 GEMM shares the one OpenMP pool.
-# Below ONEDNN_GEMM_MIN multiply-adds numpy's call is cheaper: oneDNN wakes its sleeping threads for a product
-# OpenBLAS finishes in a few microseconds (an LSTM's [64, 34] x [34, 128] took 25 us against 7).
-ONEDNN_GEMM_MIN = 1 << 20
+# (the LeNet step took 1.5x as long with both pools); on oneDNN a mid-sized float32 GEMM shares the one OpenMP pool.
+# Outside [ONEDNN_GEMM_MIN, ONEDNN_GEMM_MAX) multiply-adds numpy's call wins: below, oneDNN wakes its sleeping
+# threads for a product OpenBLAS finishes in microseconds (an LSTM's [64, 34] x [34, 128]: 25 us against 7); above,
+# OpenBLAS's kernel is faster by more than the threads' fight costs (the MLP's [512, 784] x [784, 256]: 0.76 ms
+# against 1.26; between the two they were level, alone, e.g. 0.14-0.22 ms for the LeNet dense layer's products).
+ONEDNN_GEMM_MIN, ONEDNN_GEMM_MAX = 1 << 20, 1 << 24
 
 
 def _gemm_operand(x):
@@ -185,10 +187,10 @@ def _gemm_operand(x):
 if native is not None and native.onednn is not None:
     @_register("MatMul", dtypes=["float32"])
     def matmul(a, b, *, transpose_a, transpose_b):
-        if (a.ndim == 2 and b.ndim == 2 and a.size * b.shape[1 - transpose_b] >= ONEDNN_GEMM_MIN
+        if (a.ndim == 2 and b.ndim == 2 and ONEDNN_GEMM_MIN <= a.size * b.shape[1 - transpose_b] < ONEDNN_GEMM_MAX
                 and a.shape[1 - transpose_a] == b.shape[transpose_b]):
             return native.matmul_onednn(_gemm_operand(a), _gemm_operand(b), transpose_a, transpose_b)
-        return np.dot(a.T if transpose_a else a, b.T if transpose_b else b)  # small, empty, or numpy's error
+        return np.dot(a.T if transpose_a else a, b.T if transpose_b else b)  # small, large, empty, numpy's error
 
 
 # ---- pooling -------------------------------------------------------------------------------------------------------
