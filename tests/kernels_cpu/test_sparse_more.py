@@ -196,3 +196,9 @@ def test_a_sparse_loop_variable_with_maximum_iterations():
     with tf.Session() as s:
         value = s.run(doubled)
     np.testing.assert_allclose(value.values, 8 * VALS)
+
+
+def test_cross_hashed_refuses_negative_buckets():
+    words = tf.SparseTensor([[0, 0]], ["a"], [1, 1])
+    with pytest.raises(ValueError, match="num_buckets must be 0"):
+        tf.sparse.cross_hashed([words, words], num_buckets=-1)

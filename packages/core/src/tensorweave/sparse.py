@@ -5,6 +5,7 @@ from tensorweave.framework.sparse_tensor import SparseTensor  # noqa: F401
 from tensorweave.ops.accumulator_ops import SparseConditionalAccumulator  # noqa: F401
 from tensorweave.ops.mask_ops import sparse_mask as mask  # noqa: F401
 from tensorweave.ops.sparse_cross_ops import sparse_cross as cross  # noqa: F401
+from tensorweave.ops.sparse_cross_ops import sparse_cross_hashed as cross_hashed  # noqa: F401
 from tensorweave.ops.sparse_elementwise_ops import sparse_maximum as maximum  # noqa: F401
 from tensorweave.ops.sparse_elementwise_ops import sparse_minimum as minimum  # noqa: F401
 from tensorweave.ops.sparse_math_ops import sparse_add as add  # noqa: F401

@@ -1,5 +1,6 @@
 """The three string hashes TF buckets strings with, bit for bit: Fingerprint64 (farmhash, for
-``to_hash_bucket_fast`` and lookup tables' OOV buckets, from pyfarmhash), SipHash-2-4 keyed by two uint64 (for
+``to_hash_bucket_fast``, lookup tables' OOV buckets and, chained by FingerprintCat64, hashed feature crosses; from
+pyfarmhash), SipHash-2-4 keyed by two uint64 (for
 ``to_hash_bucket_strong``) and TF's own Hash64, a MurmurHash64A with seed 0xDECAFCAFFE (for ``to_hash_bucket``)."""
 
 import struct
@@ -11,6 +12,22 @@ _MASK = (1 << 64) - 1
 
 def fingerprint64(data):
     return farmhash.fingerprint64(data)
+
+
+_CAT_MUL = 0xC6A4A7935BD1E995
+
+
+def _shift_mix(v):
+    return v ^ (v >> 47)
+
+
+def fingerprint_cat64(fp1, fp2):
+    """TF's FingerprintCat64: two fingerprints mixed into one (tf.sparse.cross_hashed chains a row's features)."""
+    result = fp1 ^ _CAT_MUL
+    result ^= (_shift_mix((fp2 * _CAT_MUL) & _MASK) * _CAT_MUL) & _MASK
+    result = (result * _CAT_MUL) & _MASK
+    result = (_shift_mix(result) * _CAT_MUL) & _MASK
+    return _shift_mix(result)
 
 
 def _rotl(x, b):
