@@ -36,17 +36,20 @@ class Stack(Resource):
         self.lock = threading.Lock()
 
     def push(self, value):
+        if self.max_size < 0:  # unbounded, as every gradient stack: list.append is atomic, no lock (a loop's
+            self.items.append(value)  # backward pass pushes and pops thousands of times a step)
+            return
         with self.lock:
-            if 0 <= self.max_size <= len(self.items):
+            if len(self.items) >= self.max_size:
                 raise _fail(f"stack {self.name!r} is full: it holds its maximum of {self.max_size} elements")
             self.items.append(value)
 
     def pop(self):
-        with self.lock:
-            if not self.items:
-                raise _fail(f"pop from the empty stack {self.name!r}: a value the backward loop needs was never "
-                            f"saved by the forward loop")
-            return self.items.pop()
+        try:
+            return self.items.pop()  # atomic
+        except IndexError:
+            raise _fail(f"pop from the empty stack {self.name!r}: a value the backward loop needs was never "
+                        f"saved by the forward loop") from None
 
     def close(self, error=None):
         self.items = []
