@@ -104,6 +104,9 @@ def main(argv=None):
                                            save_summaries_steps=None, log_step_count_steps=0) as sess, \
             tqdm(total=args.steps, desc=f"ps {'sync' if sync else 'async'}", unit="step",
                  disable=args.quiet or not is_chief) as bar:
+        # a worker whose session was ready only after the others had trained every step would push a gradient
+        # fresh at the last step: one step too many. Reading the global step lets StopAtStepHook stop it first.
+        sess.run(global_step)
         while not sess.should_stop():
             batch = rng.choice(len(x_train), args.batch_size, replace=False)
             released, loss_value, step = sess.run([train_op, loss, global_step], {images: x_train[batch],
