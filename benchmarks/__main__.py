@@ -5,7 +5,6 @@ both unset (OpenBLAS reads them once, when numpy loads), and reports both runs.
 """
 
 import argparse
-import json
 import os
 import subprocess
 import sys

@@ -201,7 +201,7 @@ def layer_norm(inputs, center=True, scale=True, activation_fn=None, reuse=None, 
                outputs_collections=None, trainable=True, begin_norm_axis=1, begin_params_axis=-1, scope=None):
     """Normalizes over axes ``begin_norm_axis:`` with the mean and variance of each example (epsilon 1e-12),
     then scales by ``gamma`` and shifts by ``beta`` (shaped ``inputs.shape[begin_params_axis:]``)."""
-    with vs.variable_scope(scope, "LayerNorm", [inputs], reuse=reuse) as sc:
+    with vs.variable_scope(scope, "LayerNorm", [inputs], reuse=reuse):
         inputs = convert_to_tensor(inputs)
         rank = inputs.shape.ndims
         if rank is None:
