@@ -7,6 +7,7 @@ import numpy as np
 
 import tensorweave as tf
 from tensorweave.extension import apply_op
+from tensorweave.ops.broadcast_gradient_ops import broadcast_gradient_args
 
 FLOATS = ("float16", "float32", "float64")
 INTS = ("int32", "int64")
@@ -192,8 +193,14 @@ CASES = [
          [(2, 4, 6, 8)], dtypes=FLOATS + INTS),
     Case("grad_pad_slice", _grad(lambda x: tf.reduce_sum(tf.pad(x, [[1, 1], [2, 2]], mode="REFLECT"))
                                  + tf.reduce_sum(x[1:3, ::2])), [(4, 5)]),
-    Case("grad_broadcast", lambda x, y: tf.gradients(tf.reduce_sum(tf.sin(x * y + x)), [x, y]), [(3, 5), (5,)],
-         dynamic=True),
+    # the plan runs the gradients' own BroadcastGradientArgs as part of _SumToShape: fetched, this one runs alone
+    Case("grad_broadcast", lambda x, y: [*tf.gradients(tf.reduce_sum(tf.sin(x * y + x)), [x, y]),
+                                         *broadcast_gradient_args(tf.shape(x), tf.shape(y))],
+         [(3, 5), (5,)], dynamic=True),
+    Case("sum_to_shape", lambda g, x: [
+        apply_op("_SumToShape", [g, tf.shape(x)], {"fused_names": []}, name="sum_to_shape"),
+        apply_op("_SumToShape", [g, tf.shape(g)], {"fused_names": []}, name="sum_to_own_shape")],
+        [(3, 4, 5), (4, 1)], dtypes=FLOATS + INTS, dynamic=True),
     Case("max_pool_grad_grad", lambda x: apply_op("MaxPoolGradGrad", [x, tf.nn.max_pool(
         x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), x * 0.5], {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1],
                                                            "padding": "VALID"}), [(2, 4, 4, 3)]),

@@ -63,9 +63,9 @@ def test_reshape_with_run_time_shapes_and_strings():
 
 
 def test_reshape_kernel_returns_a_view():
-    from tensorweave_cpu.kernels.shape import _reshape
+    from tensorweave_cpu.kernels.shape import reshape
     x = np.arange(12.0).reshape(3, 4)
-    y = _reshape(x, np.array([2, -1]))
+    y = reshape(x, np.array([2, -1]))
     assert y.shape == (2, 6) and np.shares_memory(x, y)
 
 

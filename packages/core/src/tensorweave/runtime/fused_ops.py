@@ -1,19 +1,38 @@
-"""_FusedElementwise: a tree of elementwise ops run as one node, made by the runtime's elementwise fusion pass.
+"""Ops the runtime's fusion passes make: several of the graph's ops run as one node, one kernel call. They have
+no gradients: the passes run after differentiation.
+
+_SumToShape (the broadcast-gradient fusion pass): ``Reshape(Sum(grad, BroadcastGradientArgs(shape,
+Shape(grad))[0]), shape)``, the run-time half of a broadcasting op's gradient, as one node. A kernel for it must
+give those three kernels' result (a view of ``grad`` when nothing is summed).
+
+_FusedElementwise (the elementwise fusion pass): a tree of elementwise ops run as one node.
 
 The node's inputs are the tree's outside inputs; its attrs list the original ops in evaluation order
 (``fused_ops``, ``fused_names``: the user's op names, so errors and traces still name them), each one's
 operands as registers (``fused_operands``: index < len(inputs) is that input, else the output of step
 ``index - len(inputs)``), attrs (``fused_attrs``: [name, value] pairs) and output dtype (``fused_dtypes``).
 The last step is the node's output. A kernel for it must run every op that has a plain kernel on its
-device type, with that kernel's results. It has no gradient: the pass runs after differentiation.
+device type, with that kernel's results.
 """
 
 from tensorweave.framework import common_shapes, tensor_shape
 from tensorweave.framework.apply_op import get_op_def
 from tensorweave.framework.flops import num_elements
-from tensorweave.framework.op_def import OpDefList
+from tensorweave.framework.op_def import NOT_DIFFERENTIABLE, OpDefList
 
 DEFS = OpDefList()
+
+SUM_TO_SHAPE = DEFS.define(
+    "_SumToShape", inputs=["grad: T", "shape: Tshape"], outputs=["output: T"],
+    attrs=["T: numeric", "Tshape: {int32, int64}", "fused_names: list(string)"], grad=NOT_DIFFERENTIABLE,
+    doc="A broadcast gradient summed back to an input's shape (Shape, BroadcastGradientArgs, Sum and Reshape "
+        "fused by the runtime; fused_names are the original ops)")
+
+
+@SUM_TO_SHAPE.set_shape_fn
+def _sum_to_shape_shape(op):
+    rank = tensor_shape.dimension_value(op.inputs[1].shape.with_rank(1)[0])
+    return tensor_shape.unknown_shape(rank)
 
 
 def _fused_flops(node):

@@ -195,12 +195,12 @@ def _add_n(*inputs):
 
 
 @functools.lru_cache(maxsize=4096)
-def _reduction_axes_of_shapes(s0, s1):
+def broadcast_axes_of_shapes(s0, s1):
     """Cached: the backward pass of a loop asks the same few shape pairs every iteration."""
     return broadcast_reduction_axes(s0, s1)
 
 
 @KERNELS.register("BroadcastGradientArgs")
 def _broadcast_gradient_args(s0, s1, *, xp):
-    r0, r1 = _reduction_axes_of_shapes(tuple(s0.tolist()), tuple(s1.tolist()))
+    r0, r1 = broadcast_axes_of_shapes(tuple(s0.tolist()), tuple(s1.tolist()))
     return xp.asarray(r0, dtype=s0.dtype), xp.asarray(r1, dtype=s1.dtype)

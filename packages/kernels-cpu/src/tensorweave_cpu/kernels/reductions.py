@@ -4,15 +4,19 @@ Every kernel returns exactly its op's dtype: integer sums and products stay in t
 widen them), float16 accumulates in float32 and is cast back, integer means truncate toward zero like TF.
 """
 
+import functools
+import math
+
 import numpy as np
 
 from tensorweave.extension import KernelSet, range_size
 
-from tensorweave_cpu.kernels.math import quietly
+from tensorweave_cpu.kernels.math import broadcast_axes_of_shapes, quietly
+from tensorweave_cpu.kernels.shape import reshape
 
 KERNELS = KernelSet("CPU")
 ARRAY_NAMESPACE_GENERIC = frozenset({"All", "Any", "ArgMax", "ArgMin", "Cumprod", "Cumsum", "Max", "Mean", "Min",
-    "Prod", "Sum", "EuclideanNorm"})
+    "Prod", "Sum", "EuclideanNorm", "_SumToShape"})
 """Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too.
 Range (arange of 0-d arrays) is not."""
 
@@ -78,9 +82,34 @@ def _highest(dtype):
     return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
 
 
-_reduction("Sum", lambda xp, x, axes, keep, dtype: x.sum(axis=axes, keepdims=keep, dtype=_accumulator(dtype)))
+def _sum(xp, x, axes, keep, dtype):
+    return x.sum(axis=axes, keepdims=keep, dtype=_accumulator(dtype))
+
+
+_reduction("Sum", _sum)
 _reduction("Prod", lambda xp, x, axes, keep, dtype: xp.prod(x, axis=axes, keepdims=keep, dtype=_accumulator(dtype)))
 _reduction("Mean", _mean, quiet=True)
+
+
+@KERNELS.register("_SumToShape")
+def _sum_to_shape(grad, shape, *, xp):
+    """What Reshape(Sum(grad, BroadcastGradientArgs(shape, Shape(grad))[0]), shape) gives (a view when no axis is
+    summed: the Sum's copy is not needed, as nothing writes over a view)."""
+    axes, dims = _sum_to_shape_plan(tuple(shape.tolist()), grad.shape)
+    if axes:
+        total = _sum(xp, grad, axes, False, grad.dtype)
+        grad = total if total.dtype == grad.dtype else total.astype(grad.dtype)
+    return grad.reshape(dims) if dims is not None else reshape(grad, shape)
+
+
+@functools.lru_cache(maxsize=4096)
+def _sum_to_shape_plan(target, grad_shape):
+    """(axes to sum, the shape to give the sum, or None to leave it to Reshape's checks) for one shape pair: a
+    loop's backward pass asks the same few every iteration."""
+    axes = tuple(broadcast_axes_of_shapes(target, grad_shape)[0])
+    summed = [d for axis, d in enumerate(grad_shape) if axis not in axes]
+    fits = min(target, default=0) >= 0 and math.prod(target) == math.prod(summed)
+    return axes, (target if fits else None)
 
 
 def _euclidean_norm(xp, x, axes, keep, dtype):

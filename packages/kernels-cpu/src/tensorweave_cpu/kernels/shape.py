@@ -55,7 +55,7 @@ def reshape_dims(x_shape, target):
 
 
 @KERNELS.register("Reshape")
-def _reshape(x, shape):
+def reshape(x, shape):
     if shape.ndim != 1:
         raise ValueError(f"the shape given to reshape must be a vector, got a tensor of shape {list(shape.shape)}")
     return x.reshape(reshape_dims(x.shape, shape.tolist()))

@@ -10,6 +10,7 @@ after the passes.
 from tensorweave.framework.registry import get_registries
 from tensorweave.hookspecs import hookimpl
 from tensorweave.runtime.config import ConfigProto
+from tensorweave.runtime.passes.broadcast_gradient_fusion import fuse_broadcast_gradients
 from tensorweave.runtime.passes.constant_folding import fold_constants
 from tensorweave.runtime.passes.cse import eliminate_common_subexpressions
 from tensorweave.runtime.passes.elementwise_fusion import fuse_elementwise
@@ -56,12 +57,15 @@ def run_pass(name, graph, config=None, device_mgr=None):
 
 @hookimpl
 def tensorweave_register_graph_passes(registrar):
-    """The core's own passes: needless identities, common subexpressions, constant folding, elementwise fusion."""
+    """The core's own passes: needless identities, common subexpressions, constant folding, broadcast-gradient and
+    elementwise fusion."""
     registrar.add_pass("identity_removal", remove_identities, order=10,
                        doc="bypass identities that neither order, move nor mark anything")
     registrar.add_pass("cse", eliminate_common_subexpressions, order=20,
                        doc="merge equivalent stateless nodes")
     registrar.add_pass("constant_folding", fold_constants, order=30,
                        doc="compute stateless sub-graphs of constants once, when the plan is built")
+    registrar.add_pass("broadcast_gradient_fusion", fuse_broadcast_gradients, order=80,
+                       doc="run Reshape(Sum(g, BroadcastGradientArgs(shape, Shape(g))), shape) as one kernel call")
     registrar.add_pass("elementwise_fusion", fuse_elementwise, order=90,
                        doc="run trees of elementwise ops as one fused kernel call")

@@ -13,49 +13,14 @@ original ops (``runtime/fused_ops.py``).
 import heapq
 
 from tensorweave import dtypes
-from tensorweave.framework.device_spec import DeviceSpec
 from tensorweave.runtime.fused_ops import FUSED_ELEMENTWISE
-from tensorweave.runtime.kernels import find_kernel_def
-from tensorweave.runtime.passes.rules import dedupe, is_pure
+from tensorweave.runtime.passes.rules import ReplacementPlacement, dedupe, is_pure
 from tensorweave.runtime.plan_graph import PlanNode
 
 FUSED_OP = FUSED_ELEMENTWISE.name
 MAX_STEPS = 64  # a longer chain is split into several fused nodes
 _NOT_VALUES = (dtypes.string, dtypes.resource, dtypes.variant)
 _ROUNDED_PER_OP = (dtypes.bfloat16,)  # computed in float32 and rounded by each op's kernel (runtime/kernels.py)
-
-
-class _Placement:
-    """Which device type each candidate would run on, as the placer would choose it for a lone op."""
-
-    def __init__(self, device_mgr, registries):
-        self.device_mgr = device_mgr
-        self.registries = registries
-        self._devices = {}
-        self._fused = {}
-
-    def device_type(self, node):
-        """The device type of the first device matching the node's request with a plain kernel for it
-        (None if that type cannot run a fused node)."""
-        devices = self._devices.get(node.requested_device)
-        if devices is None:
-            try:
-                devices = self.device_mgr.matching(DeviceSpec.from_string(node.requested_device))
-            except ValueError:
-                devices = []
-            self._devices[node.requested_device] = devices
-        for device in devices:
-            kernel = find_kernel_def(self.registries, node, device.device_type)
-            if kernel is not None:
-                return device.device_type if not kernel.context and self._runs_fused(device.device_type) else None
-        return None
-
-    def _runs_fused(self, device_type):
-        ok = self._fused.get(device_type)
-        if ok is None:
-            probe = PlanNode("probe", FUSED_OP, {}, [], [], [dtypes.float32], op_def=FUSED_ELEMENTWISE)
-            ok = self._fused[device_type] = find_kernel_def(self.registries, probe, device_type) is not None
-        return ok
 
 
 def _candidate(node):
@@ -73,7 +38,7 @@ def fuse_elementwise(graph, options):
     order = graph.topological_order()
     position = {id(n): i for i, n in enumerate(order)}
     data, control = graph.consumers()
-    placement = _Placement(device_mgr, registries)
+    placement = ReplacementPlacement(device_mgr, registries, FUSED_ELEMENTWISE, dtypes.float32)
     kind = {id(n): placement.device_type(n) for n in order if _candidate(n)}
     kind = {k: t for k, t in kind.items() if t is not None}
     taken, trees = set(), []

@@ -7,6 +7,9 @@ import numbers
 import numpy as np
 
 from tensorweave import dtypes
+from tensorweave.framework.device_spec import DeviceSpec
+from tensorweave.runtime.kernels import find_kernel_def
+from tensorweave.runtime.plan_graph import PlanNode
 
 _HANDLE_DTYPES = (dtypes.resource, dtypes.variant)
 
@@ -67,3 +70,38 @@ def dedupe(nodes):
             seen.add(id(n))
             out.append(n)
     return out
+
+
+class ReplacementPlacement:
+    """Which device type each node would run on, as the placer would choose it for a lone op, when that type
+    also has a kernel for the op a pass replaces such nodes with (``replacement``, an OpDef; ``probe_dtype`` its
+    output dtype when probing)."""
+
+    def __init__(self, device_mgr, registries, replacement, probe_dtype):
+        self.device_mgr = device_mgr
+        self.registries = registries
+        self._probe = PlanNode("probe", replacement.name, {}, [], [], [probe_dtype], op_def=replacement)
+        self._devices = {}
+        self._replaceable = {}
+
+    def device_type(self, node):
+        """The device type of the first device matching the node's request with a plain kernel for it
+        (None if that type has no kernel for the replacement)."""
+        devices = self._devices.get(node.requested_device)
+        if devices is None:
+            try:
+                devices = self.device_mgr.matching(DeviceSpec.from_string(node.requested_device))
+            except ValueError:
+                devices = []
+            self._devices[node.requested_device] = devices
+        for device in devices:
+            kernel = find_kernel_def(self.registries, node, device.device_type)
+            if kernel is not None:
+                return device.device_type if not kernel.context and self._runs_replacement(device.device_type) else None
+        return None
+
+    def _runs_replacement(self, device_type):
+        ok = self._replaceable.get(device_type)
+        if ok is None:
+            ok = self._replaceable[device_type] = find_kernel_def(self.registries, self._probe, device_type) is not None
+        return ok
