@@ -8,9 +8,12 @@ depend on the schedule (stateful ops inside a loop are ordered by their edges, a
 are the dataflow executor's bit for bit. Kernels get the frame and iteration the dataflow executor would
 give them (per-iteration stacks and TensorArrays). Partitions with asynchronous kernels (queues, Send/Recv,
 collectives) and traced steps keep the dataflow executor; ``ConfigProto(executor="dataflow")`` forces it.
+With memory planning on, a kernel that accepts ``out=`` is offered the inputs that die at it (``memory_plan``).
 """
 
+import collections
 import itertools
+import re
 
 import numpy as np
 
@@ -19,9 +22,24 @@ from tensorweave.runtime.control_structure import Loop, NotStructured, analyze, 
 from tensorweave.runtime.executor_dataflow import DataflowExecutor
 from tensorweave.runtime.executor_linear import is_multi_output
 from tensorweave.runtime.kernels import instantiate, wrap_error
+from tensorweave.runtime.memory_plan import InPlaceOffers, may_write_over, takes_out
 from tensorweave.runtime.step import OpContext
 
 _plan_ids = itertools.count()
+_VARIABLE = re.compile(r"\bv\d+_\d+\b")
+
+
+class _LoopCode:
+    """Where a loop's code is, for memory planning: its path of loops, the Merge variables its carry line
+    rebinds, that line and the variables it carries, its last line, and the truth of its condition."""
+
+    def __init__(self, path, loop_cond):
+        self.path = path
+        self.continue_guard = ((id(loop_cond), 0), True)  # in the guard of nodes that run only when it goes on
+        self.merge_variables = set()
+        self.carry_line = None
+        self.carried = []
+        self.end = None
 _ALIASES = ("enter", "exit", "next_iteration", "loop_cond", "switch")
 
 
@@ -33,6 +51,7 @@ class StructuredExecutor:
         self.device = device
         self._fallback_args = (device_mgr, registries, config)
         self._traced = None  # the dataflow executor, built for the first traced step
+        self.memory = InPlaceOffers() if config is None or config.graph_options.memory_planning_enabled() else None
         self.kernels = {}
         for node in self.nodes:
             if node.op_type not in ("_Arg", "_Retval") and node.role is None:
@@ -101,6 +120,13 @@ class _Compiler:
                 key = pred_key(*node.inputs[1])
                 self.preds[key] = f"t{len(self.preds)}" if key not in self.preds else self.preds[key]
         self.loop_merges = set()
+        self.loop_path = ()  # the loops (by their first Enter's index) the code being emitted sits in
+        self.line_loops = []  # per line of self.lines: its loop_path
+        self.loops = []  # _LoopCode of every loop, and of the ones the code being emitted sits in
+        self.enclosing = []
+        self.open_guard = ()  # the guard of the node being emitted, within its loop body
+        self.producers = {}  # variable -> (node, slot) of the kernel output it holds
+        self.offer_candidates = {}  # line -> (node index, indent, output, call arguments, loop, continuing)
         self.computed = set()  # truth variables assigned so far in the code
         self.dead_checked = []  # (flag, retval) of fetches that a cond may leave dead
         for node in ex.nodes:
@@ -113,6 +139,9 @@ class _Compiler:
         self._region(region, 1, "''", "0")
         for flag, node in self.dead_checked:
             self._emit(1, f"if not {flag}: _dead_fetch({self._bind(node)})", node)
+        if self.ex.memory is not None:
+            self._offer_dying_inputs()
+            self.env.update(self.ex.memory.env())
         head = ["def _run(feeds, results, step):", "    _cancel = step.cancellation"]
         line_to_node = {}
         for line, node in self.hoisted:
@@ -128,6 +157,7 @@ class _Compiler:
     # ---- layout ------------------------------------------------------------------------------------
     def _emit(self, depth, text, node=None):
         self.lines.append("    " * depth + text)
+        self.line_loops.append(self.loop_path)
         if node is not None:
             self.line_to_node[len(self.lines)] = node
 
@@ -143,6 +173,7 @@ class _Compiler:
                 open_guard += ((pred, side),)
             at = depth + len(open_guard)
             start = len(self.lines)
+            self.open_guard = open_guard
             if isinstance(item, Loop):
                 self._loop(item, at, frame_id, iteration)
             else:
@@ -167,6 +198,11 @@ class _Compiler:
                 self.names[(id(merge), 1)] = f"v{m}_1"
                 self._emit(depth, f"v{m}_1 = _I0")
         self._emit(depth, "while True:")
+        outer, self.loop_path = self.loop_path, self.loop_path + (i,)
+        code = _LoopCode(self.loop_path, loop.loop_cond)
+        code.merge_variables = {f"v{self.index[id(m)]}_0" for m, _, _ in loop.merges}
+        self.loops.append(code)
+        self.enclosing.append(code)
         for merge, _, _ in loop.merges:
             self._truth_of(merge, 0, depth + 1)
         self._region(loop.body, depth + 1, fid, it)
@@ -177,11 +213,18 @@ class _Compiler:
         following = [(f"v{self.index[id(m)]}_0", self._name(n.inputs[0])) for m, _, n in loop.merges]
         if following:
             self._emit(depth + 1, f"{', '.join(a for a, _ in following)}, = {', '.join(b for _, b in following)},")
+            code.carry_line, code.carried = len(self.lines) - 1, [b for _, b in following]
+            for merge_variable, carried in following:  # from the second iteration on, a Merge variable holds the
+                if carried in self.producers:  # carried value (in the first, the outer variable holds it too)
+                    self.producers.setdefault(merge_variable, self.producers[carried])
         for merge, _, _ in loop.merges:
             if (id(merge), 1) in self.read:
                 self._emit(depth + 1, f"v{self.index[id(merge)]}_1 = _I1")
         self._emit(depth + 1, f"{it} += 1")
         self._emit(depth + 1, "if _cancel.is_cancelled: raise _cancel.error", loop.loop_cond)
+        code.end = len(self.lines) - 1
+        self.loop_path = outer
+        self.enclosing.pop()
         for exit_ in loop.exits:
             self._truth_of(exit_, 0, depth)
 
@@ -218,6 +261,7 @@ class _Compiler:
             return
         for slot in range(node.num_outputs):
             self.names[(id(node), slot)] = f"v{i}_{slot}"
+            self.producers[f"v{i}_{slot}"] = (node, slot)
         host = self.ex.device.is_host
         if node.op_type == "_Arg":
             src = f"feeds[{node.attrs['index']}]"
@@ -253,7 +297,51 @@ class _Compiler:
             code = f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}"
         else:
             code = f"{outs[0]} = {call}"
+            if self.ex.memory is not None and not kernel_def.context and takes_out(node, kernel_def, compute):
+                loop = self.enclosing[-1] if self.enclosing else None
+                continuing = loop is not None and loop.continue_guard in self.open_guard
+                self.offer_candidates[len(self.lines)] = (i, depth, outs[0], args, loop, continuing)
         self._emit(depth, code, node)
+
+    def _offer_dying_inputs(self):
+        """Rewrites the calls of kernels that accept ``out=`` to offer them their dying inputs (``_dies_at``), and
+        drops the variables a loop's carry line hands on, so that the Merge variable is the carried value's only
+        holder. The offer has a statement of its own, as in the straight-line executor, so that the reference
+        count sees only the variable; line numbers stay as they are."""
+        reads, binds = collections.defaultdict(list), collections.defaultdict(list)
+        for n, line in enumerate(self.lines):
+            text = line.strip()
+            bound, sep, read = text.partition(" = ")
+            if not sep or text.startswith("if "):
+                bound, read = "", text
+            for name in _VARIABLE.findall(bound):
+                binds[name].append(n)
+            for name in _VARIABLE.findall(read):
+                reads[name].append(n)
+        for loop in self.loops:
+            handed_on = [name for name in dict.fromkeys(loop.carried) if name not in loop.merge_variables and
+                         binds[name] and all(self.line_loops[b] == loop.path for b in binds[name]) and
+                         reads[name][-1] == loop.carry_line]
+            if handed_on:
+                self.lines[loop.carry_line] += f"; del {', '.join(handed_on)}"
+        for n, (i, depth, out, args, loop, continuing) in self.offer_candidates.items():
+            dying = [name for name in args if name in self.producers
+                     and self._dies_at(n, name, reads[name], binds[name], loop, continuing)
+                     and may_write_over(*self.producers[name], self.ex.nodes[i])]
+            if dying:
+                slot = self.ex.memory.slot_name(i)
+                self.lines[n] = ("    " * depth + f"o{i} = _offer({slot}, {', '.join(dict.fromkeys(dying))}); "
+                                 f"{out} = k{i}({''.join(a + ', ' for a in args)}out=o{i}); del o{i}")
+
+    def _dies_at(self, n, name, reads, binds, loop, continuing):
+        """No line after line ``n`` reads the value of ``name`` there. A variable bound in the same loop body only:
+        no later line reads it (the next iteration binds it again before reading). A Merge variable of the loop,
+        read where the iteration goes on: no later line of the loop reads it (the carry line binds it again; the
+        lines after the loop read the value carried last). Anything else is read again."""
+        later = [r for r in reads if r > n]
+        if loop is not None and continuing and name in loop.merge_variables:
+            return all(r > loop.end for r in later)
+        return not later and bool(binds) and all(self.line_loops[b] == self.line_loops[n] for b in binds)
 
     def _cond_merge(self, node, depth):
         i = self.index[id(node)]

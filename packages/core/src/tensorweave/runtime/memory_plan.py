@@ -11,6 +11,11 @@ a variable's or a constant's array, a view, or a value another consumer still re
 Feeds, constants, variables and received values (an OpDef's ``outputs_borrowed``, ``is_stateful``) are left
 out before counting, too.
 
+The structured executor (plain conds and loops compiled to one function) offers only dying inputs: a value dies
+at a node when no later line of the function reads its variable and every line that binds the variable sits in
+the same loop body as the node (a value from outside a loop is read again by the next iteration); the
+reference count then rules out other holders as above (``InPlaceOffers``).
+
 The dataflow executor (control flow) plans the same way with no static last use: its values sit in each
 waiting consumer's inputs list, a value NextIteration carries to the next iteration or a constant Enter
 gives every iteration is held by the frame, so the count alone says that the running node is the last
@@ -123,7 +128,7 @@ class MemoryPlan:
 
     def __init__(self, nodes, kernels, last_use=None):
         index = {id(n): i for i, n in enumerate(nodes)}
-        takers = {i for i, n in enumerate(nodes) if id(n) in kernels and _takes_out(n, *kernels[id(n)])}
+        takers = {i for i, n in enumerate(nodes) if id(n) in kernels and takes_out(n, *kernels[id(n)])}
         self.in_place = {}  # position -> names of input values that die there and may be written over
         self.in_place_inputs = {}  # position -> their input positions (the first of each)
         self.kept_inputs = {}  # position of any node -> (input position, slot) of the takers' values it reads
@@ -135,7 +140,7 @@ class MemoryPlan:
                 key = (index[id(src)], slot)
                 name = f"v{key[0]}_{slot}"
                 if (last_use is None or last_use.get(key) == i) and name not in names and \
-                        _may_write_over(src, slot, node):
+                        may_write_over(src, slot, node):
                     names.append(name)
                     positions.append(k)
                     if key[0] in takers:
@@ -164,7 +169,30 @@ class MemoryPlan:
         return {k: sum(getattr(s, k) for s in self.slots.values()) for k in ("in_place", "reused")}
 
 
-def _takes_out(node, kernel_def, compute):
+class InPlaceOffers:
+    """One BufferSlot per node offered its dying inputs (the structured executor's plan: no buffer is kept
+    between steps, where loops would make the slot's group unclear)."""
+
+    def __init__(self):
+        self.slots = {}
+
+    def slot_name(self, position):
+        """The name the compiled function finds the node's slot under."""
+        self.slots.setdefault(position, BufferSlot(0))
+        return f"s{position}"
+
+    def env(self):
+        env = {f"s{i}": slot for i, slot in self.slots.items()}
+        env["_offer"] = offer
+        return env
+
+    def stats(self):
+        """Offers made, summed over slots: {"in_place": of dying inputs, "reused": always 0 here}."""
+        return {k: sum(getattr(s, k) for s in self.slots.values()) for k in ("in_place", "reused")}
+
+
+def takes_out(node, kernel_def, compute):
+    """The node's kernel accepts ``out=`` and its output may be large enough to gain from one."""
     args = node.op_def.output_args
     return (getattr(compute, "accepts_out", False) and not kernel_def.context and len(args) == 1
             and not args[0].is_list and not _small(node))
@@ -181,7 +209,9 @@ def _small(node):
     return size < SMALL_BYTES
 
 
-def _may_write_over(src, slot, node):
+def may_write_over(src, slot, node):
+    """Output ``slot`` of ``src`` may become ``node``'s result buffer: not borrowed, stateful or control flow's,
+    and of the result's dtype."""
     return (not src.op_def.outputs_borrowed and not src.is_stateful and src.role is None
             and src.output_dtypes[slot] == node.output_dtypes[0])
 

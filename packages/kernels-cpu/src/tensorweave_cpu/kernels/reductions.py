@@ -92,12 +92,12 @@ _reduction("Mean", _mean, quiet=True)
 
 
 @KERNELS.register("_SumToShape")
-def _sum_to_shape(grad, shape, *, xp):
+def _sum_to_shape(grad, shape):
     """What Reshape(Sum(grad, BroadcastGradientArgs(shape, Shape(grad))[0]), shape) gives (a view when no axis is
     summed: the Sum's copy is not needed, as nothing writes over a view)."""
     axes, dims = _sum_to_shape_plan(tuple(shape.tolist()), grad.shape)
     if axes:
-        total = _sum(xp, grad, axes, False, grad.dtype)
+        total = _sum(None, grad, axes, False, grad.dtype)
         grad = total if total.dtype == grad.dtype else total.astype(grad.dtype)
     return grad.reshape(dims) if dims is not None else reshape(grad, shape)
 
