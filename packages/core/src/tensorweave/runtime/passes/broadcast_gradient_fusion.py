@@ -19,12 +19,13 @@ from tensorweave.runtime.plan_graph import PlanNode
 def fuse_broadcast_gradients(graph, options):
     """Replaces each such chain by a _SumToShape node, in place; returns how many chains were fused."""
     device_mgr, registries = getattr(options, "device_mgr", None), getattr(options, "registries", None)
-    if device_mgr is None or registries is None:
+    if device_mgr is None or registries is None or \
+            not any(n.op_type == "BroadcastGradientArgs" for n in graph.nodes):  # a plan-building cost otherwise
         return 0
     data, control = graph.consumers()
     placement = ReplacementPlacement(device_mgr, registries, SUM_TO_SHAPE, dtypes.float32)
     doomed, fused = [], []
-    for reshape in graph.topological_order():
+    for reshape in list(graph.nodes):  # chains are disjoint but for Shape and BroadcastGradientArgs nodes they share
         chain = _chain(reshape, data, control, placement)
         if chain is None:
             continue
