@@ -348,3 +348,18 @@ def test_formula_only_nodes_share_one_build_and_errors_still_name_their_own_op()
             s.run([first, second], {x: ones, y1: ones, y2: four})
         with pytest.raises(tf.errors.InvalidArgumentError, match="'first_add' \\(Add\\)"):
             s.run([first, second], {x: ones, y1: four, y2: ones})
+
+
+def test_a_lone_op_known_to_be_large_gets_a_fused_node_of_its_own_only_with_memory_planning():
+    """Its fused kernel accepts out=, so it may write over a dying input; small or unknown sizes stay plain."""
+    x = tf.placeholder(tf.float32, [64, 256])  # 64 KiB
+    w = tf.constant(np.eye(256, dtype=np.float32) * 0.5)
+    large = tf.add(tf.matmul(x, w), x, name="large")
+    small = tf.add(tf.matmul(x[:4], w), 1.0, name="small")
+    unknown = tf.add(tf.matmul(tf.placeholder_with_default(x, [None, 256]), w), 1.0, name="unknown")
+    feed = {x: np.linspace(-1, 1, 64 * 256, dtype=np.float32).reshape(64, 256)}
+    planned, graphs = _run(_config(), [large, small, unknown], feed)
+    unplanned, plain = _run(_config(tf.OptimizerOptions(do_memory_planning=False)), [large, small, unknown], feed)
+    _assert_identical(planned, unplanned)
+    assert [(n.name, _attr(n, "fused_ops")) for n in _fused_nodes(graphs)] == [("large", ["Add"])]
+    assert not _fused_nodes(plain)

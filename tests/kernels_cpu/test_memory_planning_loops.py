@@ -278,3 +278,22 @@ def test_structured_loops_write_over_only_what_no_later_line_or_iteration_reads(
 
     on, off, _ = _run_both(build, [(_feed(64, k),) for k in range(2)], steps=2, executor="structured")
     _assert_identical(on, off)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_large_accumulator_adds_in_place(executor):
+    """acc + matmul(...) over static shapes: a lone Add, large, gets a fused node that takes out=, and the
+    carried accumulator (or the dying product) is written over every iteration."""
+    def build():
+        x = tf.placeholder(tf.float32, [64, WIDTH])
+        w = tf.constant(np.eye(WIDTH, dtype=np.float32) * 0.5)
+
+        def body(i, h, acc):
+            return i + 1, tf.tanh(h * 0.5 + 0.1), acc + tf.matmul(h, w)
+
+        _, h, acc = tf.while_loop(lambda i, *_: i < 6, body, [tf.constant(0), x, tf.zeros([64, WIDTH])])
+        return [h, acc], [x]
+
+    on, off, in_place = _run_both(build, [(_feed(64, k),) for k in range(2)], steps=2, executor=executor)
+    _assert_identical(on, off)
+    assert in_place >= 2 * 2 * 6  # every iteration's Add, at least

@@ -200,13 +200,19 @@ def takes_out(node, kernel_def, compute):
 
 def _small(node):
     """An output whose static shape says it is under SMALL_BYTES: an offer would cost more than it saves."""
+    size = known_bytes(node)
+    return size is not None and size < SMALL_BYTES
+
+
+def known_bytes(node):
+    """The size of the node's first output when its static shape is fully known, else None."""
     dims = node.output_shapes[0].as_tuple() if node.output_shapes[0] is not None else None
     if dims is None or None in dims:
-        return False
+        return None
     size = node.output_dtypes[0].size
     for d in dims:
         size *= d
-    return size < SMALL_BYTES
+    return size
 
 
 def may_write_over(src, slot, node):

@@ -7,18 +7,22 @@ is already in the tree: no other op, no fetch, no control edge reads it. All ops
 request, no colocation, and the device type they would be placed on has a plain kernel for each of them and one for
 ``_FusedElementwise``. Control-flow ops never join a tree, so frames and deadness are those of the ops
 it replaces. The fused node keeps the root's name, device request and source; its attrs name the
-original ops (``runtime/fused_ops.py``).
+original ops (``runtime/fused_ops.py``). With memory planning on, an op that joins no tree gets a fused node of its
+own when its output is known to be ALONE_MIN_BYTES or more: the fused kernel accepts ``out=``, so it can write
+over a dying input (a loop's gradient accumulator, for one) where the op's plain kernel allocates.
 """
 
 import heapq
 
 from tensorweave import dtypes
 from tensorweave.runtime.fused_ops import FUSED_ELEMENTWISE
+from tensorweave.runtime.memory_plan import known_bytes
 from tensorweave.runtime.passes.rules import ReplacementPlacement, dedupe, is_pure
 from tensorweave.runtime.plan_graph import PlanNode
 
 FUSED_OP = FUSED_ELEMENTWISE.name
 MAX_STEPS = 64  # a longer chain is split into several fused nodes
+ALONE_MIN_BYTES = 64 << 10  # a fused node costs a lone op about a microsecond: worth it where a buffer is saved
 _NOT_VALUES = (dtypes.string, dtypes.resource, dtypes.variant)
 _ROUNDED_PER_OP = (dtypes.bfloat16,)  # computed in float32 and rounded by each op's kernel (runtime/kernels.py)
 
@@ -31,7 +35,8 @@ def _candidate(node):
 
 
 def fuse_elementwise(graph, options):
-    """Replaces trees of two or more elementwise ops by fused nodes, in place; returns how many ops were fused."""
+    """Replaces trees of two or more elementwise ops (or one, large: see above) by fused nodes, in place; returns
+    how many ops were fused."""
     device_mgr, registries = getattr(options, "device_mgr", None), getattr(options, "registries", None)
     if device_mgr is None or registries is None:
         return 0
@@ -42,10 +47,11 @@ def fuse_elementwise(graph, options):
     kind = {id(n): placement.device_type(n) for n in order if _candidate(n)}
     kind = {k: t for k, t in kind.items() if t is not None}
     taken, trees = set(), []
+    planning = getattr(options, "graph_options", None) is not None and options.graph_options.memory_planning_enabled()
     for root in reversed(order):
         if id(root) in kind and id(root) not in taken:
             tree = _grow(root, kind, taken, position, data, control)
-            if len(tree) > 1:
+            if len(tree) > 1 or planning and (known_bytes(root) or 0) >= ALONE_MIN_BYTES:
                 trees.append(tree)
                 taken.update(id(n) for n in tree)
     # producers' trees first, so a later tree reads the fused nodes before it; one removal for all trees
