@@ -255,3 +255,28 @@ def test_an_optimizer_trains_variables_read_inside_a_loop(sess):
     for _ in range(200):
         sess.run(train, feed)
     assert sess.run(loss, feed) < 0.01 * before
+
+
+def test_stacks_push_and_pop_in_order_and_say_when_full_or_empty():
+    from tensorweave.ops import stack_ops
+
+    def program(max_size, pushes, pops):
+        handle = stack_ops.stack(tf.float32, max_size=max_size)
+        done = []
+        for k in range(pushes):
+            with tf.control_dependencies(done):
+                done = [stack_ops.stack_push(handle, tf.constant(float(k)))]
+        values = []
+        for _ in range(pops):
+            with tf.control_dependencies(done):
+                values.append(stack_ops.stack_pop(handle, tf.float32))
+                done = [values[-1]]
+        return values or done
+
+    with tf.Session() as s:
+        assert s.run(program(-1, 3, 3)) == [2.0, 1.0, 0.0]
+        assert s.run(program(2, 2, 1)) == [1.0]
+        with pytest.raises(tf.errors.InvalidArgumentError, match="is full: it holds its maximum of 2 elements"):
+            s.run(program(2, 3, 0))
+        with pytest.raises(tf.errors.InvalidArgumentError, match="pop from the empty stack .*never saved"):
+            s.run(program(-1, 1, 2))

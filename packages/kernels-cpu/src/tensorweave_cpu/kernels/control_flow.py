@@ -36,20 +36,15 @@ class Stack(Resource):
         self.lock = threading.Lock()
 
     def push(self, value):
-        if self.max_size < 0:  # unbounded, as every gradient stack: list.append is atomic, no lock (a loop's
-            self.items.append(value)  # backward pass pushes and pops thousands of times a step)
-            return
+        """A bounded stack's push (the kernel appends to an unbounded one itself)."""
         with self.lock:
             if len(self.items) >= self.max_size:
                 raise _fail(f"stack {self.name!r} is full: it holds its maximum of {self.max_size} elements")
             self.items.append(value)
 
-    def pop(self):
-        try:
-            return self.items.pop()  # atomic
-        except IndexError:
-            raise _fail(f"pop from the empty stack {self.name!r}: a value the backward loop needs was never "
-                        f"saved by the forward loop") from None
+    def empty_error(self):
+        return _fail(f"pop from the empty stack {self.name!r}: a value the backward loop needs was never saved "
+                     f"by the forward loop")
 
     def close(self, error=None):
         self.items = []
@@ -65,13 +60,20 @@ def _stack_create(ctx, max_size):
 
 @KERNELS.register("StackPushV2")
 def _stack_push(handle, elem):
-    handle.resource.push(elem)
+    stack = handle.resource
+    if stack.max_size < 0:  # unbounded, as every gradient stack: list.append is atomic, no lock or call (a loop's
+        stack.items.append(elem)  # backward pass pushes and pops thousands of times a step)
+    else:
+        stack.push(elem)
     return elem
 
 
 @KERNELS.register("StackPopV2")
 def _stack_pop(handle):
-    return handle.resource.pop()
+    try:
+        return handle.resource.items.pop()  # atomic
+    except IndexError:
+        raise handle.resource.empty_error() from None
 
 
 @KERNELS.register("StackCloseV2")

@@ -17,9 +17,11 @@ ARRAY_NAMESPACE_GENERIC = frozenset({"BroadcastArgs", "BroadcastTo", "EnsureShap
 """Ops whose kernels here use only the device's array module (numpy or cupy), so a GPU package registers them too."""
 
 
-@KERNELS.register("Shape")
-def _shape(x, *, out_type, xp):
-    return xp.asarray(x.shape, dtype=out_type.as_numpy_dtype)
+@KERNELS.register_build("Shape")
+def _shape(node):
+    """A closure, not keyword arguments bound per call: a loop's gradient asks for shapes thousands of times a step."""
+    asarray, dtype = node.device.array_module.asarray, node.attrs["out_type"].as_numpy_dtype
+    return lambda x: asarray(x.shape, dtype=dtype)
 
 
 @KERNELS.register("ShapeN")
