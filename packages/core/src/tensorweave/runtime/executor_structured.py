@@ -27,20 +27,21 @@ from tensorweave.runtime.step import OpContext
 
 _plan_ids = itertools.count()
 _VARIABLE = re.compile(r"\bv\d+_\d+\b")
+_ALIASES = ("enter", "exit", "next_iteration", "loop_cond", "switch")
 
 
 class _LoopCode:
-    """Where a loop's code is, for memory planning: its path of loops, the Merge variables its carry line
-    rebinds, that line and the variables it carries, its last line, and the truth of its condition."""
+    """Where a loop's code is, for memory planning: its path of loops, the guard of the nodes that run only when
+    an iteration goes on, the Merge variables its carry line binds, that line and the variables it hands on,
+    and its last line."""
 
     def __init__(self, path, loop_cond):
         self.path = path
-        self.continue_guard = ((id(loop_cond), 0), True)  # in the guard of nodes that run only when it goes on
+        self.continue_guard = ((id(loop_cond), 0), True)
         self.merge_variables = set()
         self.carry_line = None
         self.carried = []
         self.end = None
-_ALIASES = ("enter", "exit", "next_iteration", "loop_cond", "switch")
 
 
 class StructuredExecutor:
