@@ -172,3 +172,27 @@ def test_the_pass_switches_off_with_the_optimizations():
         value = s.run(out, feed, options=tf.RunOptions(output_partition_graphs=True), run_metadata=meta)
     assert not any(n.op == "_SumToShape" for g_ in meta.partition_graphs for n in g_.node)
     np.testing.assert_array_equal(value, np.full((4, 1), 3.0, np.float32))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_chain_reading_another_fuses_in_either_order_of_the_plans_nodes(reverse):
+    """The pass walks the nodes as the plan lists them; a chain whose gradient is another chain's result must
+    read that chain's fused node whichever comes first."""
+    from tensorweave.runtime.passes import run_pass
+    from tensorweave.runtime.prune import build_plan_graph
+
+    g = tf.placeholder(tf.float32, None)
+    x = tf.placeholder(tf.float32, None)
+    y = tf.placeholder(tf.float32, None)
+    out = tf.identity(unbroadcast(unbroadcast(g, x, g), y, x), name="out")  # the outer's gradient: the inner's Reshape
+    graph, _, _ = build_plan_graph([out], [], [g, x, y])
+    if reverse:
+        graph.nodes.reverse()
+    assert run_pass(PASS, graph) == 2
+    present = {id(n) for n in graph.nodes}
+    assert all(id(src) in present for n in graph.nodes for src, _ in n.inputs)  # no edge from a removed node
+    (outer,) = [n for n in graph.nodes if n.op_type == "_SumToShape" and n.inputs[0][0].op_type == "_SumToShape"]
+    assert outer.inputs[0][0] in graph.nodes
+    feed = {g: np.arange(24, dtype=np.float32).reshape(2, 3, 4), x: np.zeros((3, 1), np.float32),
+            y: np.zeros((1,), np.float32)}
+    assert _compare(out, feed)["_SumToShape"] == 2

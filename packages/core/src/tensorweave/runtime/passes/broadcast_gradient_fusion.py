@@ -6,8 +6,8 @@ That chain is the run-time half of every broadcasting op's gradient whose shapes
 backward pass it is two fifths of the kernel calls of an iteration. The graph stays as built, so exported
 GraphDefs keep TensorFlow's ops; only the plan changes. Either output of BroadcastGradientArgs matches (the
 other input then being ``Shape(grad)``). The Sum must have no other reader; the Shape and BroadcastGradientArgs
-nodes stay for other readers and go when there are none. All nodes of a chain have one device request, no colocation, and the device type they would be placed
-on has plain kernels for them and one for ``_SumToShape``.
+nodes stay for other readers and go when there are none. All nodes of a chain have one device request, no
+colocation, and the device type they would be placed on has plain kernels for them and one for ``_SumToShape``.
 """
 
 from tensorweave import dtypes
@@ -24,13 +24,13 @@ def fuse_broadcast_gradients(graph, options):
         return 0
     data, control = graph.consumers()
     placement = ReplacementPlacement(device_mgr, registries, SUM_TO_SHAPE, dtypes.float32)
-    doomed, fused = [], []
-    for reshape in list(graph.nodes):  # chains are disjoint but for Shape and BroadcastGradientArgs nodes they share
+    doomed, fused, replaced = [], [], {}
+    for reshape in list(graph.nodes):  # in any order: a chain may read one fused later (see the end)
         chain = _chain(reshape, data, control, placement)
         if chain is None:
             continue
         total, arguments, grad_shape = chain
-        node = _fuse(reshape, total, arguments, grad_shape)
+        node = replaced[id(reshape)] = _fuse(reshape, total, arguments, grad_shape)
         for reader, pos in data.get(id(reshape), ()):
             reader.inputs[pos] = (node, 0)
         for waiter in control.get(id(reshape), ()):
@@ -44,6 +44,8 @@ def fuse_broadcast_gradients(graph, options):
                 break
             doomed.append(helper)
             reader = helper
+    for node in fused:  # a fused node made before the chain it reads was fused still names that chain's Reshape
+        node.inputs = [(replaced[id(src)], 0) if id(src) in replaced else (src, slot) for src, slot in node.inputs]
     if doomed:
         graph.remove(dedupe(doomed))
         for node in fused:
