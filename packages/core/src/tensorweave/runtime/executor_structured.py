@@ -31,12 +31,10 @@ _ALIASES = ("enter", "exit", "next_iteration", "loop_cond", "switch")
 
 
 class _LoopCode:
-    """Where a loop's code is, for memory planning: its path of loops, the guard of the nodes that run only when
-    an iteration goes on, the Merge variables its carry line binds, that line and the variables it hands on,
-    and its last line."""
+    """Where a loop's code is, for memory planning: the guard of the nodes that run only when an iteration goes
+    on, the Merge variables its carry line binds, that line and the variables it hands on, and its last line."""
 
-    def __init__(self, path, loop_cond):
-        self.path = path
+    def __init__(self, loop_cond):
         self.continue_guard = ((id(loop_cond), 0), True)
         self.merge_variables = set()
         self.carry_line = None
@@ -121,13 +119,12 @@ class _Compiler:
                 key = pred_key(*node.inputs[1])
                 self.preds[key] = f"t{len(self.preds)}" if key not in self.preds else self.preds[key]
         self.loop_merges = set()
-        self.loop_path = ()  # the loops (by their first Enter's index) the code being emitted sits in
-        self.line_loops = []  # per line of self.lines: its loop_path
         self.loops = []  # _LoopCode of every loop, and of the ones the code being emitted sits in
         self.enclosing = []
+        self.line_loops = []  # per line of self.lines: the _LoopCode of the innermost loop it sits in, or None
         self.open_guard = ()  # the guard of the node being emitted, within its loop body
         self.producers = {}  # variable -> (node, slot) of the kernel output it holds
-        self.offer_candidates = {}  # line -> (node index, indent, output, call arguments, loop, continuing)
+        self.offer_candidates = {}  # line -> (node index, indent, output, call arguments, continuing)
         self.computed = set()  # truth variables assigned so far in the code
         self.dead_checked = []  # (flag, retval) of fetches that a cond may leave dead
         for node in ex.nodes:
@@ -158,7 +155,7 @@ class _Compiler:
     # ---- layout ------------------------------------------------------------------------------------
     def _emit(self, depth, text, node=None):
         self.lines.append("    " * depth + text)
-        self.line_loops.append(self.loop_path)
+        self.line_loops.append(self.enclosing[-1] if self.enclosing else None)
         if node is not None:
             self.line_to_node[len(self.lines)] = node
 
@@ -199,8 +196,7 @@ class _Compiler:
                 self.names[(id(merge), 1)] = f"v{m}_1"
                 self._emit(depth, f"v{m}_1 = _I0")
         self._emit(depth, "while True:")
-        outer, self.loop_path = self.loop_path, self.loop_path + (i,)
-        code = _LoopCode(self.loop_path, loop.loop_cond)
+        code = _LoopCode(loop.loop_cond)
         code.merge_variables = {f"v{self.index[id(m)]}_0" for m, _, _ in loop.merges}
         self.loops.append(code)
         self.enclosing.append(code)
@@ -224,7 +220,6 @@ class _Compiler:
         self._emit(depth + 1, f"{it} += 1")
         self._emit(depth + 1, "if _cancel.is_cancelled: raise _cancel.error", loop.loop_cond)
         code.end = len(self.lines) - 1
-        self.loop_path = outer
         self.enclosing.pop()
         for exit_ in loop.exits:
             self._truth_of(exit_, 0, depth)
@@ -299,9 +294,8 @@ class _Compiler:
         else:
             code = f"{outs[0]} = {call}"
             if self.ex.memory is not None and not kernel_def.context and takes_out(node, kernel_def, compute):
-                loop = self.enclosing[-1] if self.enclosing else None
-                continuing = loop is not None and loop.continue_guard in self.open_guard
-                self.offer_candidates[len(self.lines)] = (i, depth, outs[0], args, loop, continuing)
+                continuing = bool(self.enclosing) and self.enclosing[-1].continue_guard in self.open_guard
+                self.offer_candidates[len(self.lines)] = (i, depth, outs[0], args, continuing)
         self._emit(depth, code, node)
 
     def _offer_dying_inputs(self):
@@ -321,28 +315,29 @@ class _Compiler:
                 reads[name].append(n)
         for loop in self.loops:
             handed_on = [name for name in dict.fromkeys(loop.carried) if name not in loop.merge_variables and
-                         binds[name] and all(self.line_loops[b] == loop.path for b in binds[name]) and
+                         binds[name] and all(self.line_loops[b] is loop for b in binds[name]) and
                          reads[name][-1] == loop.carry_line]
             if handed_on:
                 self.lines[loop.carry_line] += f"; del {', '.join(handed_on)}"
-        for n, (i, depth, out, args, loop, continuing) in self.offer_candidates.items():
+        for n, (i, depth, out, args, continuing) in self.offer_candidates.items():
             dying = [name for name in args if name in self.producers
-                     and self._dies_at(n, name, reads[name], binds[name], loop, continuing)
+                     and self._dies_at(n, name, reads[name], binds[name], continuing)
                      and may_write_over(*self.producers[name], self.ex.nodes[i])]
             if dying:
                 slot = self.ex.memory.slot_name(i)
                 self.lines[n] = ("    " * depth + f"o{i} = _offer({slot}, {', '.join(dict.fromkeys(dying))}); "
                                  f"{out} = k{i}({''.join(a + ', ' for a in args)}out=o{i}); del o{i}")
 
-    def _dies_at(self, n, name, reads, binds, loop, continuing):
+    def _dies_at(self, n, name, reads, binds, continuing):
         """No line after line ``n`` reads the value of ``name`` there. A variable bound in the same loop body only:
         no later line reads it (the next iteration binds it again before reading). A Merge variable of the loop,
         read where the iteration goes on: no later line of the loop reads it (the carry line binds it again; the
         lines after the loop read the value carried last). Anything else is read again."""
         later = [r for r in reads if r > n]
-        if loop is not None and continuing and name in loop.merge_variables:
+        loop = self.line_loops[n]
+        if continuing and name in loop.merge_variables:
             return all(r > loop.end for r in later)
-        return not later and bool(binds) and all(self.line_loops[b] == self.line_loops[n] for b in binds)
+        return not later and bool(binds) and all(self.line_loops[b] is loop for b in binds)
 
     def _cond_merge(self, node, depth):
         i = self.index[id(node)]

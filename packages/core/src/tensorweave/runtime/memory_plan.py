@@ -166,7 +166,7 @@ class MemoryPlan:
 
     def stats(self):
         """Offers made, summed over slots: {"in_place": of dying inputs, "reused": of kept buffers}."""
-        return {k: sum(getattr(s, k) for s in self.slots.values()) for k in ("in_place", "reused")}
+        return _offer_stats(self.slots.values())
 
 
 class InPlaceOffers:
@@ -188,7 +188,12 @@ class InPlaceOffers:
 
     def stats(self):
         """Offers made, summed over slots: {"in_place": of dying inputs, "reused": always 0 here}."""
-        return {k: sum(getattr(s, k) for s in self.slots.values()) for k in ("in_place", "reused")}
+        return _offer_stats(self.slots.values())
+
+
+def _offer_stats(slots):
+    """{"in_place": offers of dying inputs, "reused": of kept buffers}, summed over ``slots``."""
+    return {k: sum(getattr(s, k) for s in slots) for k in ("in_place", "reused")}
 
 
 def takes_out(node, kernel_def, compute):

@@ -36,9 +36,9 @@ class Stack(Resource):
         self.lock = threading.Lock()
 
     def push(self, value):
-        """A bounded stack's push (the kernel appends to an unbounded one itself)."""
+        """Checks a bounded stack's size under the lock (the kernel appends to an unbounded one itself)."""
         with self.lock:
-            if len(self.items) >= self.max_size:
+            if 0 <= self.max_size <= len(self.items):
                 raise _fail(f"stack {self.name!r} is full: it holds its maximum of {self.max_size} elements")
             self.items.append(value)
 

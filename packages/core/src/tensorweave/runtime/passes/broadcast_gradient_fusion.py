@@ -4,10 +4,11 @@
 That chain is the run-time half of every broadcasting op's gradient whose shapes are unknown while building
 (``ops/broadcast_gradient_ops.py``: a batch of unknown size meets a tensor of unknown size 1); in the
 lstm_sequence example's backward loop, four calls for each of 16 products made 64 of an iteration's 122. The
-graph stays as built, so exported GraphDefs keep TensorFlow's ops; only the plan changes. Either output of BroadcastGradientArgs matches (the
-other input then being ``Shape(grad)``). The Sum must have no other reader; the Shape and BroadcastGradientArgs
-nodes stay for other readers and go when there are none. All nodes of a chain have one device request, no
-colocation, and the device type they would be placed on has plain kernels for them and one for ``_SumToShape``.
+graph stays as built, so exported GraphDefs keep TensorFlow's ops; only the plan changes. Either output of
+BroadcastGradientArgs matches (the other input then being ``Shape(grad)``). The Sum must have no other reader;
+the Shape and BroadcastGradientArgs nodes stay for other readers and go when there are none. All nodes of a
+chain have one device request, no colocation, and the device type they would be placed on has plain kernels for
+them and one for ``_SumToShape``.
 """
 
 from tensorweave import dtypes
