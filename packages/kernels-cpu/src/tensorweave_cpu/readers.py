@@ -25,8 +25,27 @@ class _Read:
         self.token = None
 
 
+_PENDING = object()
+
+
+class _Handoff:
+    """A dequeue's answer meets the serving loop: if it comes before ``dequeue`` returns, the loop takes it
+    (no recursion however many files come at once); if later, the callback serves on."""
+
+    __slots__ = ("lock", "result", "returned")
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.result = _PENDING
+        self.returned = False
+
+
 class Reader(Resource):
-    """The base reader: subclasses say how a work unit becomes records (``_records``)."""
+    """The base reader: subclasses say how a work unit becomes records (``_records``).
+
+    One thread at a time serves the waiting reads (``_serving``): two serving at once could both dequeue a
+    work unit for the same read, and the second would replace the first's records unread.
+    """
 
     kind = "Reader"
 
@@ -34,6 +53,7 @@ class Reader(Resource):
         self.name = name
         self._lock = threading.Lock()
         self._reads = collections.deque()
+        self._serving = False
         self._records = iter(())
         self._work = None
         self.produced = 0
@@ -56,11 +76,12 @@ class Reader(Resource):
         request = _Read(limit, up_to, cancellation, done)
         with self._lock:
             self._reads.append(request)
-            first = len(self._reads) == 1
-            if not first and cancellation is not None:
+            if len(self._reads) > 1 and cancellation is not None:
                 request.token = cancellation.register(lambda err: self._cancel_waiting(request, err))
-        if first:
-            self._advance(queue)
+            serve = not self._serving
+            self._serving = True
+        if serve:
+            self._serve(queue)
 
     def _cancel_waiting(self, request, error):
         with self._lock:
@@ -69,21 +90,28 @@ class Reader(Resource):
             self._reads.remove(request)
         request.done(error)
 
-    def _advance(self, queue):
-        """Serves reads in arrival order until the one at the head needs another work unit."""
+    def _serve(self, queue):
+        """Serves reads in arrival order until none is left or the one at the head waits for a work unit."""
         while True:
             with self._lock:
                 if not self._reads:
+                    self._serving = False
                     return
                 request = self._reads[0]
                 needs_work = self._fill(request)
             if isinstance(needs_work, errors.OpError):
                 self._finish(request, needs_work)
-                continue
-            if needs_work:
-                queue.dequeue(request.cancellation, lambda result: self._got_work(queue, request, result))
-                return
-            self._finish(request, request.records)
+            elif not needs_work:
+                self._finish(request, request.records)
+            else:
+                handoff = _Handoff()
+                queue.dequeue(request.cancellation, lambda result: self._work_arrived(queue, request, handoff, result))
+                with handoff.lock:
+                    handoff.returned = True
+                    result = handoff.result
+                if result is _PENDING:
+                    return  # the dequeue's callback serves on
+                self._take_work(request, result)
 
     def _fill(self, request):
         """Adds records from the current work unit; True if the read must wait for another work unit, or the
@@ -103,20 +131,28 @@ class Reader(Resource):
             self.produced += 1
         return False
 
-    def _got_work(self, queue, request, result):
+    def _work_arrived(self, queue, request, handoff, result):
+        with handoff.lock:
+            if not handoff.returned:
+                handoff.result = result
+                return
+        self._take_work(request, result)
+        self._serve(queue)
+
+    def _take_work(self, request, result):
+        """Starts the dequeued work unit, or ends the read with the dequeue's error."""
         if isinstance(result, BaseException):
             ran_out = request.up_to and request.records and isinstance(result, errors.OutOfRangeError)
             self._finish(request, request.records if ran_out else result)
+            return
+        work = result[0].decode() if isinstance(result[0], bytes) else str(result[0])
+        try:
+            records = self._records_of(work)
+        except errors.OpError as e:
+            self._finish(request, e)
         else:
-            work = result[0].decode() if isinstance(result[0], bytes) else str(result[0])
-            try:
-                records = self._records_of(work)
-            except errors.OpError as e:
-                self._finish(request, e)
-            else:
-                with self._lock:
-                    self._records, self._work = iter(records), work
-        self._advance(queue)
+            with self._lock:
+                self._records, self._work = iter(records), work
 
     def _finish(self, request, result):
         with self._lock:
