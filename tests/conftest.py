@@ -1,5 +1,7 @@
-"""Shared fixtures: every test starts with a fresh default graph; a ``cpu_only`` test runs without the GPU."""
+"""Shared fixtures: every test starts with a fresh default graph; a ``cpu_only`` test runs without the GPU; a
+``needs_board`` test skips where the tensorboard-lite package is not installed (``tox -e cpu``)."""
 
+import importlib.util
 import os
 
 import pytest
@@ -12,6 +14,17 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "cpu_only: the test checks a CPU mechanism (fusion, memory planning, "
                                        "placement among CPU devices); where a GPU is the default device it runs with "
                                        "the GPU plugin disabled")
+    config.addinivalue_line("markers", "needs_board: the test reads or writes summaries or event files, which "
+                                       "tensorweave[board] (the tensorboard-lite package) provides")
+
+
+def pytest_collection_modifyitems(config, items):
+    if importlib.util.find_spec("tensorweave_board") is not None:
+        return
+    skip = pytest.mark.skip(reason="summaries and event files need tensorweave[board]: pip install tensorweave[board]")
+    for item in items:
+        if item.get_closest_marker("needs_board"):
+            item.add_marker(skip)
 
 
 def _gpu_plugin_names():

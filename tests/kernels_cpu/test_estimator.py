@@ -112,6 +112,7 @@ def test_model_fn_arguments_are_checked_as_tf_does(caplog):
 
 
 # -- training --------------------------------------------------------------------------------------------
+@pytest.mark.needs_board
 def test_train_logs_as_tf_and_writes_summaries_and_checkpoints(tmp_path, caplog):
     config = tf.estimator.RunConfig(save_checkpoints_steps=3, log_step_count_steps=2, save_summary_steps=2,
                                     keep_checkpoint_max=2)
@@ -208,6 +209,7 @@ def test_warm_start_from_another_model_dir(tmp_path):
 
 
 # -- evaluation and prediction ------------------------------------------------------------------------------
+@pytest.mark.needs_board
 def test_evaluate_writes_eval_summaries_and_logs_the_dict(tmp_path, caplog):
     est = tf.estimator.Estimator(linear_fn, model_dir=str(tmp_path))
     est.train(numpy_input(), steps=2)
@@ -298,6 +300,7 @@ def test_pandas_input_fn_without_pandas_fails_as_tf(monkeypatch):
         tf.estimator.inputs.pandas_input_fn(None, shuffle=False)
 
 
+@pytest.mark.needs_board
 def test_evaluate_writes_a_serialized_summary_metric_under_its_key(tmp_path):
     def model_fn(features, labels, mode):
         spec = linear_fn(features, labels, mode)
@@ -314,6 +317,7 @@ def test_evaluate_writes_a_serialized_summary_metric_under_its_key(tmp_path):
     assert values["both/0"] == 1.5 and values["both/1"] == 2.5 and "loss" in values
 
 
+@pytest.mark.needs_board
 def test_train_and_evaluate_throttles_and_checks_its_specs(tmp_path, caplog):
     with pytest.raises(TypeError, match="`input_fn` must be callable, given: 3"):
         tf.estimator.TrainSpec(3)
@@ -343,6 +347,7 @@ def test_train_and_evaluate_throttles_and_checks_its_specs(tmp_path, caplog):
     assert again == (None, [])  # nothing trained, so nothing new to evaluate
 
 
+@pytest.mark.needs_board
 def test_the_dashboard_shows_training_and_evaluation_runs(tmp_path):
     from tensorweave_board.server.logdir import Logdir
     est = tf.estimator.Estimator(linear_fn, model_dir=str(tmp_path), config=tf.estimator.RunConfig(
@@ -357,6 +362,7 @@ def test_the_dashboard_shows_training_and_evaluation_runs(tmp_path):
     assert runs["eval_test"]["scalars"] == ["loss"]
     steps, _, values = logdir.runs["eval_test"].scalars["loss"].arrays()
     assert list(steps) == [3] and values[0] > 0
+    assert tf.estimator.SummarySaverHook is tf.train.SummarySaverHook
 
 
 def test_add_metrics_adds_to_evaluation_only(tmp_path):
@@ -380,7 +386,6 @@ def test_add_metrics_adds_to_evaluation_only(tmp_path):
     metrics = extended.evaluate(numpy_input(epochs=1, batch_size=8))
     assert sorted(metrics) == ["global_step", "loss", "mse"]
     assert metrics["mse"] == pytest.approx(metrics["loss"], rel=1e-6)  # one batch: the MSE loss is the MSE
-    assert tf.estimator.SummarySaverHook is tf.train.SummarySaverHook
 
 
 def test_model_fn_arguments_of_partials_methods_and_callables(tmp_path):

@@ -72,6 +72,7 @@ def test_text_meta_graph_with_stripped_default_attrs_restores():
     _close(got, CASES["tiny"]["y"])
 
 
+@pytest.mark.needs_board  # the graph has summary ops
 def test_imported_training_graph_trains_as_tensorflow_did():
     """TF's ApplyGradientDescent/AssignAdd on reference variables run as resource updates: same loss, same step."""
     saver = tf.train.import_meta_graph(str(FILES / "linear" / "model.ckpt-0.meta"))
@@ -242,6 +243,7 @@ _IMPORT_IN_TF = textwrap.dedent("""
 
 
 @pytest.mark.skipif(tf_python() is None, reason=NO_TF_REASON)
+@pytest.mark.needs_board  # the graph has summary ops
 def test_real_tensorflow_imports_what_tensorweave_wrote(tmp_path):
     """Saver.save's .meta (TF format checkpoint) and a frozen GraphDef run in TF with the same outputs; a
     Tensorweave-only op keeps its type name, which TF refuses with its own message."""
