@@ -58,6 +58,21 @@ def test_misuse_fails_with_the_array_name_and_index(sess):
         rows.write(0, [1.0, 2.0]).write(1, [1.0, 2.0, 3.0])
 
 
+def test_element_shape_is_checked_at_run_time_for_every_write(sess):
+    """Shapes known only when fed: each write is checked, also after writes of other shapes have passed."""
+    first, second = tf.placeholder(tf.float32), tf.placeholder(tf.float32)
+    ta = tf.TensorArray(tf.float32, size=2, element_shape=[None, 2], name="pairs")
+    stacked = ta.write(0, first).write(1, second).stack()
+    assert sess.run(stacked, {first: np.ones((3, 2)), second: np.zeros((3, 2))}).shape == (2, 3, 2)
+    for shapes, at in ((((3, 2), (2, 3)), 1), (((3, 2), (3,)), 1), (((2, 3), (3, 2)), 0)):
+        bad = shapes[at]
+        feed = {first: np.ones(shapes[0]), second: np.ones(shapes[1])}
+        with pytest.raises(tf.errors.InvalidArgumentError, match=(
+                rf"'pairs': cannot write an element of shape \[{', '.join(map(str, bad))}\] at index {at}; its "
+                rf"elements have shape \(\?, 2\)")):
+            sess.run(stacked, feed)
+
+
 def test_each_step_gets_fresh_arrays(sess):
     x = tf.placeholder(tf.float32, [2])
     y = tf.TensorArray(tf.float32, size=1).write(0, x).read(0)
