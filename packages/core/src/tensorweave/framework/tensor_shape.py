@@ -179,6 +179,19 @@ class TensorShape:
             return False
         return all(a is None or b is None or a == b for a, b in zip(self._dims, other._dims))
 
+    def admits(self, array_shape):
+        """``is_compatible_with`` for a concrete shape (a tuple of ints, as an array's ``.shape``), building no
+        TensorShape: the checks made on every run (feeds, TensorArray writes) use it."""
+        dims = self._dims
+        if dims is None:
+            return True
+        if len(dims) != len(array_shape):
+            return False
+        for d, n in zip(dims, array_shape):
+            if d is not None and d != n:
+                return False
+        return True
+
     def assert_is_compatible_with(self, other):
         if not self.is_compatible_with(other):
             raise ValueError(f"shapes {self} and {as_shape(other)} are incompatible")

@@ -34,7 +34,7 @@ def convert_feed(tensor, value):
     else:
         arr = _from_python(tensor, value)
     shape = tensor.shape
-    if shape.ndims is not None and not shape.is_compatible_with(arr.shape):
+    if not shape.admits(arr.shape):
         raise errors.InvalidArgumentError(None, tensor.op, (
             f"cannot feed value of shape {arr.shape} for tensor {tensor.name!r}, which has shape "
             f"{_shape_text(shape)}"))

@@ -95,7 +95,6 @@ class TensorArrayResource(Resource):
         self.dynamic_size = dynamic_size
         self.clear_after_read = clear_after_read
         self.element_shape = element_shape
-        self._fitting_shape = None  # the last written shape found compatible: the check runs once per new shape
         self.aggregate = aggregate
         self.forward = forward
         self.grads = {}
@@ -119,11 +118,9 @@ class TensorArrayResource(Resource):
         with self.lock:
             i = self._index(index, writing=True)
             shape = tuple(value.shape)
-            if shape != self._fitting_shape and self.element_shape is not None:
-                if not self.element_shape.is_compatible_with(shape):
-                    raise _fail(f"TensorArray {self.name!r}: cannot write an element of shape {list(shape)} at "
-                                f"index {i}; its elements have shape {self.element_shape}")
-                self._fitting_shape = shape
+            if self.element_shape is not None and not self.element_shape.admits(shape):
+                raise _fail(f"TensorArray {self.name!r}: cannot write an element of shape {list(shape)} at index "
+                            f"{i}; its elements have shape {self.element_shape}")
             if self.values[i] is not None or self.cleared[i]:
                 if not self.aggregate:
                     raise _fail(f"TensorArray {self.name!r}: could not write to index {i} because it has already "

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from tensorweave.extension import (KernelSet, TensorShape, broadcast_shape_values, check_reshape_target, expand_axis,
+from tensorweave.extension import (KernelSet, broadcast_shape_values, check_reshape_target, expand_axis,
                                    squeeze_axes)
 
 KERNELS = KernelSet("CPU")
@@ -94,6 +94,6 @@ def _broadcast_args(s0, s1, *, xp):
 
 @KERNELS.register("EnsureShape")
 def _ensure_shape(x, *, shape):
-    if not TensorShape(x.shape).is_compatible_with(shape):
+    if not shape.admits(x.shape):
         raise ValueError(f"Shape of tensor {list(x.shape)} is not compatible with expected shape {shape}")
     return x
