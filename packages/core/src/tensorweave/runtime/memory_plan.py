@@ -45,7 +45,11 @@ class BufferSlot:
 
 
 def _refs_as_offered(*dying):
-    for v in dying:
+    return _refs_in(dying)
+
+
+def _refs_in(dying):
+    for v in dying:  # as _sole_dying sees them: the tuple the caller's call made is passed on, not copied
         return sys.getrefcount(v)
 
 
@@ -73,11 +77,23 @@ def _owns(v):
 
 def offer(slot, *dying):
     """A buffer for the kernel's result: a dying input held by nobody else, else a kept one, else None."""
+    out = _sole_dying(slot, dying)
+    return _kept(slot) if out is None else out
+
+
+def offer_in_place(slot, *dying):
+    """``offer`` without kept buffers, for the structured executor, which keeps none (looking for one cost a
+    raised IndexError per offer)."""
+    return _sole_dying(slot, dying)
+
+
+def _sole_dying(slot, dying):
+    """The first dying input held by nobody else that owns its memory, or None."""
     for v in dying:
         if sys.getrefcount(v) == OFFERED_SOLE and _owns(v):  # counted as in _refs_as_offered
             slot.in_place += 1
             return v
-    return _kept(slot)
+    return None
 
 
 def offer_listed(slot, inputs, positions):
@@ -183,7 +199,7 @@ class InPlaceOffers:
 
     def env(self):
         env = {f"s{i}": slot for i, slot in self.slots.items()}
-        env["_offer"] = offer
+        env["_offer"] = offer_in_place
         return env
 
     def stats(self):
