@@ -108,9 +108,12 @@ def offer_listed(slot, inputs, positions):
 
 
 def _kept(slot):
+    buffers = slot.buffers
     try:
-        buffer = slot.buffers.pop()  # one call: another thread may take the last one
+        buffer = buffers.pop() if buffers else None  # one pop: another thread may take the last one
     except IndexError:
+        buffer = None
+    if buffer is None:
         slot.wanted = True
         return None
     slot.reused += 1
