@@ -93,13 +93,15 @@ _reduction("Mean", _mean, quiet=True)
 
 @KERNELS.register("_SumToShape")
 def _sum_to_shape(grad, shape):
-    """What Reshape(Sum(grad, BroadcastGradientArgs(shape, Shape(grad))[0]), shape) gives (a view when no axis is
-    summed: the Sum's copy is not needed, as nothing writes over a view)."""
+    """What Reshape(Sum(grad, BroadcastGradientArgs(shape, Shape(grad))[0]), shape) gives: when no axis is summed,
+    the gradient itself (as Identity gives its input) or a view of it, as the Sum's copy is not needed."""
     axes, dims = _sum_to_shape_plan(tuple(shape.tolist()), grad.shape)
     if axes:
         total = _sum(None, grad, axes, False, grad.dtype)
         grad = total if total.dtype == grad.dtype else total.astype(grad.dtype)
-    return grad.reshape(dims) if dims is not None else reshape(grad, shape)
+    if dims is None:
+        return reshape(grad, shape)
+    return grad if grad.shape == dims else grad.reshape(dims)
 
 
 @functools.lru_cache(maxsize=4096)
