@@ -3,7 +3,7 @@ no gradients: the passes run after differentiation.
 
 _SumToShape (the broadcast-gradient fusion pass): ``Reshape(Sum(grad, BroadcastGradientArgs(shape,
 Shape(grad))[0]), shape)``, the run-time half of a broadcasting op's gradient, as one node. A kernel for it must
-give those kernels' result (a view of ``grad`` when nothing is summed).
+give those kernels' result (``grad`` itself or a view of it when nothing is summed).
 
 _FusedElementwise (the elementwise fusion pass): a tree of elementwise ops run as one node.
 
